@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from translator.config import (
+    API_SERVICE,
+    CONFIG_ENV,
+    DEFAULT_CONFIG_PATH,
+    ENGINE_SERVICE,
+    ConfigError,
+    config_path,
+    load_settings,
+)
+
+
+def write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_repository_config_loads_with_the_contract_port():
+    settings = load_settings(DEFAULT_CONFIG_PATH)
+    assert settings.api_service["http"]["port"] == 9527
+    assert settings.engine_service["workers"] == 1
+    assert settings.batching.max_batch_size >= 2
+    # The bentoml-notes fix for aborted in-flight calls: huge limits, max_age a float.
+    connection = settings.engine_service["runner_connection"]
+    assert connection["max_requests"] >= 10**9
+    assert isinstance(connection["max_age"], float)
+
+
+def test_env_var_selects_the_file(tmp_path, monkeypatch):
+    path = write(tmp_path, {"services": {ENGINE_SERVICE: {"batching": {"max_batch_size": 3, "max_latency_ms": 7}}}})
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    assert config_path() == path
+    settings = load_settings()
+    assert (settings.batching.max_batch_size, settings.batching.max_latency_ms) == (3, 7)
+
+
+def test_defaults_when_sections_are_missing(tmp_path):
+    settings = load_settings(write(tmp_path, {"services": {API_SERVICE: {"workers": 4}}}))
+    assert settings.api_service == {"workers": 4}
+    assert settings.generation.num_beams is None
+    assert settings.engine.device == "auto"
+
+
+def test_generation_and_engine_sections(tmp_path):
+    data = {"translation": {"generation": {"num_beams": 2, "max_length_ratio": 2}, "engine": {"max_batch_tokens": 99}}}
+    settings = load_settings(write(tmp_path, data))
+    assert settings.generation.num_beams == 2
+    assert settings.generation.max_length_ratio == 2.0
+    assert settings.engine.max_batch_tokens == 99
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"services": {ENGINE_SERVICE: {"batching": {"max_batch_size": 1}}}}, "max_batch_size must be >= 2"),
+        ({"translation": {"generation": {"num_beams": 2.5}}}, "translation.generation.num_beams must be of type"),
+        ({"translation": {"generation": {"beams": 2}}}, "unknown key(s) in translation.generation: beams"),
+        ({"translation": {"engine": {"warmup": "yes"}}}, "translation.engine.warmup must be of type bool"),
+        ({"translation": {"engine": {"max_batch_tokens": -1}}}, "must not be negative"),
+        ({"services": []}, "services must be a mapping"),
+    ],
+)
+def test_invalid_values_are_named(tmp_path, data, message):
+    with pytest.raises(ConfigError) as info:
+        load_settings(write(tmp_path, data))
+    assert message in str(info.value)
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read configuration file"):
+        load_settings(tmp_path / "nope.yaml")

@@ -1,0 +1,89 @@
+"""Domain errors and the one table that maps them to HTTP answers.
+
+Every error a client can see is a JSON object `{"error": <message>, ...}` whose message names the
+field and the problem. BentoML's own error bodies (lists, generic validation titles) are rewritten
+into the same shape by `translator.edge`, using `validation_message` below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# Seconds a client should wait before retrying an overloaded or unavailable service.
+RETRY_AFTER_SECONDS = 5
+
+
+class TranslationError(Exception):
+    status = 500
+
+    def __init__(self, message: str, **detail: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.message, **self.detail}
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+
+class InvalidRequest(TranslationError):
+    status = 400
+
+
+class UnsupportedLanguage(InvalidRequest):
+    def __init__(self, field: str, code: str) -> None:
+        super().__init__(
+            f"{field}: unsupported language code {code!r}; GET /languages lists the supported codes",
+            field=field,
+        )
+
+
+class PayloadTooLarge(TranslationError):
+    status = 413
+
+    def __init__(self, what: str, limit: int, got: int | None = None) -> None:
+        got_text = f" (got {got})" if got is not None else ""
+        super().__init__(f"{what} exceeds the limit of {limit}{got_text}", limit=limit)
+
+
+class Unavailable(TranslationError):
+    """The engine cannot answer now (overloaded, starting, restarting): the client may retry."""
+
+    status = 503
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+
+
+class TranslationFailed(Unavailable):
+    """The engine took the request but failed on some of its pieces (e.g. out of memory)."""
+
+
+def http_response(exc: TranslationError) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers())
+
+
+def validation_message(errors: Iterable[Mapping[str, Any]]) -> str:
+    """One line per pydantic error: `payload.records.0.id: Field required`.
+
+    BentoML wraps the API's arguments in a model of its own, so `loc` starts with the argument
+    name (`payload`), which is also the top-level key of the request body: the path is the one the
+    client wrote.
+    """
+    lines = []
+    for error in errors:
+        loc = ".".join(str(part) for part in error.get("loc", ()) if part != "__root__")
+        msg = str(error.get("msg", "invalid value"))
+        if error.get("type") == "json_invalid":
+            ctx = error.get("ctx") or {}
+            lines.append(f"request body is not valid JSON: {ctx.get('error', msg)}")
+        elif loc:
+            lines.append(f"{loc}: {msg}")
+        else:
+            lines.append(f"request body: {msg}")
+    return "; ".join(lines) or "invalid request"

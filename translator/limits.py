@@ -1,0 +1,22 @@
+"""Request limits: the API contract's bounds, kept in one place.
+
+Every limit here is documented in the README and enforced by the public service with a 413
+whose message names the limit, so that a client can split its work instead of guessing.
+"""
+
+from __future__ import annotations
+
+# A request is one HTTP body; the whole body is read into memory before parsing (BentoML has no
+# limit of its own), so this bound is what protects the API workers' memory.
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
+# Records and characters are bounded separately from bytes: one enormous record monopolises the
+# model for minutes, and many tiny records cost a piece each.
+MAX_RECORDS_PER_REQUEST = 1024
+MAX_CHARS_PER_RECORD = 20_000
+MAX_CHARS_PER_REQUEST = 500_000
+
+# Sentences longer than this are cut into chunks before translation. M2M100 was trained on
+# sentences, quality falls off on long inputs, and a SentencePiece token never covers less than
+# one character, so this also keeps every piece far below the model's 1024 source positions.
+MAX_PIECE_CHARS = 400

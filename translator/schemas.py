@@ -1,0 +1,56 @@
+"""The HTTP contract's request and response models."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from translator import limits
+
+EXAMPLE_TEXT = "Life is like a box of chocolates."
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Opaque identifier, echoed back with the translation.")
+    text: str = Field(
+        description=f"Text to translate: any length up to {limits.MAX_CHARS_PER_RECORD} characters, "
+        "several sentences and paragraphs; whitespace and line breaks are kept."
+    )
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    from_lang: str = Field(alias="fromLang", description="Source language code, e.g. 'en' (GET /languages).")
+    to_lang: str = Field(alias="toLang", description="Target language code, e.g. 'ja'.")
+    records: list[Record] = Field(
+        description=f"Records to translate, at most {limits.MAX_RECORDS_PER_REQUEST} per request."
+    )
+
+
+class TranslatedRecord(BaseModel):
+    id: str
+    text: str
+
+
+class TranslationResult(BaseModel):
+    result: list[TranslatedRecord]
+
+
+EXAMPLE_PAYLOAD = Payload(fromLang="en", toLang="ja", records=[Record(id="123", text=EXAMPLE_TEXT)])
+
+
+class Piece(BaseModel):
+    """One sentence (or chunk of one) on its way from the API service to the engine."""
+
+    text: str
+    source: str
+    target: str
+
+
+class PieceResult(BaseModel):
+    """The engine's answer for one piece: a translation, or why that piece alone failed."""
+
+    text: str | None = None
+    error: str | None = None
