@@ -1,0 +1,121 @@
+"""Session fixtures: the fixture model (built once), a private BentoML home, and real servers.
+
+A server is an actual `bentoml serve` subprocess, the same command `make serve` runs, on a free
+port; the end-to-end tests share one per session.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_DIR = ROOT / "build" / "fixture-model"
+START_TIMEOUT_S = 180
+
+
+@pytest.fixture(scope="session")
+def fixture_model() -> Path:
+    from translator.fixture import build_fixture
+
+    return build_fixture(FIXTURE_DIR)
+
+
+@pytest.fixture(scope="session")
+def bentoml_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("bentoml-home")
+
+
+@pytest.fixture(scope="session")
+def model_tag(fixture_model: Path, bentoml_home: Path) -> str:
+    """The fixture registered through save_model.py, exactly as `make serve` does it."""
+    env = {**os.environ, "BENTOML_HOME": str(bentoml_home)}
+    done = subprocess.run(
+        [sys.executable, "save_model.py", "--model-id", str(fixture_model), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def metrics(self) -> str:
+        return requests.get(f"{self.url}/metrics", timeout=10).text
+
+    def stop(self, timeout: float = 60) -> int:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        return self.process.returncode
+
+
+def start_server(bentoml_home: Path, model_tag: str, log_path: Path, config: Path | None = None) -> Server:
+    port = free_port()
+    env = {
+        **os.environ,
+        "BENTOML_HOME": str(bentoml_home),
+        "TRANSLATOR_MODEL": model_tag,
+        "BENTOML_DO_NOT_TRACK": "true",
+    }
+    if config is not None:
+        env["BENTOML_CONFIG"] = str(config)
+    log = log_path.open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bentoml", "serve", "service:Translation", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    server = Server(f"http://127.0.0.1:{port}", process, log_path)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"bentoml serve exited with {process.returncode}:\n{server.log()[-5000:]}")
+        try:
+            if requests.get(f"{server.url}/readyz", timeout=10).status_code == 200:
+                return server
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    server.stop()
+    raise RuntimeError(f"bentoml serve not ready after {START_TIMEOUT_S}s:\n{server.log()[-5000:]}")
+
+
+@pytest.fixture(scope="session")
+def server(bentoml_home: Path, model_tag: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = start_server(bentoml_home, model_tag, tmp_path_factory.mktemp("logs") / "server.log")
+    yield srv
+    srv.stop()

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from translator import limits
+from translator.errors import PayloadTooLarge, TranslationFailed, UnsupportedLanguage
+from translator.pipeline import translate_payload
+from translator.schemas import Payload, Piece, PieceResult
+
+LANGS = {"en", "ja", "fr"}
+
+
+def payload(*texts: str, src="en", tgt="fr", ids=None) -> Payload:
+    ids = ids or [str(i) for i in range(len(texts))]
+    return Payload.model_validate(
+        {"fromLang": src, "toLang": tgt, "records": [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]}
+    )
+
+
+class FakeEngine:
+    """Upper-cases each piece and remembers the calls it got."""
+
+    def __init__(self, fail_on: str | None = None):
+        self.calls: list[list[Piece]] = []
+        self.fail_on = fail_on
+
+    async def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
+        self.calls.append(pieces)
+        return [
+            PieceResult(error="boom") if p.text == self.fail_on else PieceResult(text=p.text.upper()) for p in pieces
+        ]
+
+
+def run(p: Payload, engine=None):
+    return asyncio.run(translate_payload(p, LANGS, engine or FakeEngine()))
+
+
+def test_one_engine_call_per_request_with_every_piece_in_order():
+    engine = FakeEngine()
+    result = run(payload("One. Two.", "Three!\n\nFour?"), engine)
+    assert len(engine.calls) == 1
+    assert [p.text for p in engine.calls[0]] == ["One.", "Two.", "Three!", "Four?"]
+    assert {(p.source, p.target) for p in engine.calls[0]} == {("en", "fr")}
+    assert [(r.id, r.text) for r in result.result] == [("0", "ONE. TWO."), ("1", "THREE!\n\nFOUR?")]
+
+
+def test_duplicate_ids_each_answered_in_position():
+    result = run(payload("a.", "b.", "c.", ids=["x", "x", "y"]))
+    assert [(r.id, r.text) for r in result.result] == [("x", "A."), ("x", "B."), ("y", "C.")]
+
+
+def test_empty_and_whitespace_records_skip_the_engine():
+    engine = FakeEngine()
+    result = run(payload("", "  \n "), engine)
+    assert engine.calls == []
+    assert [r.text for r in result.result] == ["", "  \n "]
+
+
+def test_empty_records_list():
+    assert run(payload()).result == []
+
+
+def test_same_language_returns_the_text_unchanged():
+    engine = FakeEngine()
+    result = run(payload("Hello.", src="en", tgt="en"), engine)
+    assert engine.calls == [] and result.result[0].text == "Hello."
+
+
+@pytest.mark.parametrize(("src", "tgt", "field"), [("xx", "fr", "payload.fromLang"), ("en", "zz", "payload.toLang")])
+def test_unsupported_language_names_field_and_code(src, tgt, field):
+    with pytest.raises(UnsupportedLanguage) as info:
+        run(payload("Hi.", src=src, tgt=tgt))
+    assert info.value.status == 400
+    assert field in info.value.message and "GET /languages" in info.value.message
+
+
+def test_limits_are_413_with_the_limit():
+    with pytest.raises(PayloadTooLarge) as info:
+        run(payload(*["a"] * (limits.MAX_RECORDS_PER_REQUEST + 1)))
+    assert str(limits.MAX_RECORDS_PER_REQUEST) in info.value.message and info.value.status == 413
+    with pytest.raises(PayloadTooLarge, match="payload.records.1.text"):
+        run(payload("ok", "x" * (limits.MAX_CHARS_PER_RECORD + 1)))
+
+
+def test_a_failed_piece_fails_the_request_with_the_record_id():
+    with pytest.raises(TranslationFailed, match="record '1' could not be translated: boom"):
+        run(payload("fine.", "bad.", ids=["0", "1"]), FakeEngine(fail_on="bad."))
+
+
+def test_a_short_answer_from_the_engine_fails_the_request():
+    async def short(pieces):
+        return [PieceResult(text="x")]
+
+    with pytest.raises(TranslationFailed, match="answered 1 pieces for 2"):
+        run(payload("a. b."), short)
+
+
+def test_long_sentence_is_chunked_not_truncated():
+    engine = FakeEngine()
+    text = " ".join(["word"] * 300) + "."
+    result = run(payload(text), engine)
+    assert all(len(p.text) <= limits.MAX_PIECE_CHARS for p in engine.calls[0])
+    assert len(engine.calls[0]) > 1
+    assert result.result[0].text == text.upper()

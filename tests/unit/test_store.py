@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from translator.store import RegistrationError, checkpoint_files, content_version, model_name, resolve
+
+
+@pytest.mark.parametrize(
+    ("model_id", "name"),
+    [
+        ("facebook/m2m100_418M", "m2m100_418m"),
+        ("/data/My Checkpoint/", "my-checkpoint"),
+        ("build/fixture-model", "fixture-model"),
+    ],
+)
+def test_model_name(model_id, name):
+    assert model_name(model_id) == name
+
+
+def make_checkpoint(path, model_type="m2m_100"):
+    path.mkdir()
+    (path / "config.json").write_text(json.dumps({"model_type": model_type}))
+    for name in ("vocab.json", "sentencepiece.bpe.model", "model.safetensors"):
+        (path / name).write_bytes(name.encode())
+    return path
+
+
+def test_checkpoint_files_and_version_are_stable(tmp_path):
+    directory = make_checkpoint(tmp_path / "ckpt")
+    files = checkpoint_files(directory)
+    assert {f.name for f in files} == {"config.json", "vocab.json", "sentencepiece.bpe.model", "model.safetensors"}
+    assert content_version(files) == content_version(checkpoint_files(directory))
+
+
+def test_version_changes_with_content(tmp_path):
+    directory = make_checkpoint(tmp_path / "ckpt")
+    before = content_version(checkpoint_files(directory))
+    (directory / "model.safetensors").write_bytes(b"other weights")
+    assert content_version(checkpoint_files(directory)) != before
+
+
+def test_not_m2m100(tmp_path):
+    with pytest.raises(RegistrationError, match="model_type 'bert'"):
+        checkpoint_files(make_checkpoint(tmp_path / "bert", model_type="bert"))
+
+
+def test_missing_files_are_named(tmp_path):
+    directory = make_checkpoint(tmp_path / "ckpt")
+    (directory / "vocab.json").unlink()
+    (directory / "model.safetensors").unlink()
+    with pytest.raises(RegistrationError, match="missing vocab.json, model.safetensors or pytorch_model.bin"):
+        checkpoint_files(directory)
+
+
+def test_local_path_that_does_not_exist(tmp_path):
+    with pytest.raises(RegistrationError, match="not a directory"):
+        resolve(str(tmp_path / "absent"))
+
+
+def test_offline_hub_id_fails_fast_with_advice(monkeypatch):
+    import time
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    start = time.monotonic()
+    with pytest.raises(RegistrationError, match="pass its path"):
+        resolve("facebook/m2m100_418M-not-cached")
+    assert time.monotonic() - start < 10

@@ -1,0 +1,174 @@
+"""The HTTP edge of the public service: what BentoML does not do for us.
+
+- a request-body byte limit (BentoML reads any body whole into memory);
+- error bodies as JSON objects that name the problem: BentoML answers its own 4xx with a JSON
+  list, pydantic failures with a generic title, and unknown routes with plain text;
+- `GET /languages` (BentoML 1.4 APIs are POST-only, so it is a small mounted ASGI app).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+
+from translator import limits
+from translator.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, validation_message
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[Message], Any]
+
+
+class EdgeMiddleware:
+    def __init__(self, app: Any, max_body_bytes: int = limits.MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] in ("POST", "PUT", "PATCH"):
+            media_type = _media_type(scope)
+            if media_type not in _JSON_TYPES and not media_type.endswith("+json"):
+                # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
+                message = f"Content-Type {media_type!r} is not supported; send application/json"
+                await _send_json(send, 415, {"error": message})
+                return
+            body = await self._read_body(scope, receive)
+            if body is None:
+                error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
+                await _send_json(send, error.status, error.body())
+                return
+            receive = _replay(body, receive)
+        await self.app(scope, receive, _ErrorRewriter(send, scope["method"]))
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:
+                return None
+        chunks = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+
+# What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
+_JSON_TYPES = {"", "application/json", "text/plain"}
+
+
+def _media_type(scope: Scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return value.decode("latin-1").split(";")[0].strip().lower()
+    return ""
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class _ErrorRewriter:
+    """Passes successful responses through untouched; buffers error responses and rewrites them."""
+
+    def __init__(self, send: Send, method: str) -> None:
+        self.send = send
+        self.method = method
+        self.start: Message | None = None
+        self.chunks: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            if message["status"] < 400 or self.method == "HEAD":
+                await self.send(message)
+                return
+            self.start = message
+            return
+        if self.start is None or message["type"] != "http.response.body":
+            await self.send(message)
+            return
+        self.chunks.append(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        status = self.start["status"]
+        headers = [
+            (k, v) for k, v in self.start.get("headers", []) if k.lower() not in (b"content-length", b"content-type")
+        ]
+        body = error_body(status, b"".join(self.chunks))
+        await _send_json(self.send, status, body, headers)
+
+
+def error_body(status: int, raw: bytes) -> dict[str, Any]:
+    """Turn whatever BentoML or Starlette answered into `{"error": <message>, ...}`."""
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        data = None
+    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict):
+        data = data[0]
+    if isinstance(data, dict) and "error" in data:
+        detail = data.get("detail")
+        if status == 400 and isinstance(detail, list) and detail and isinstance(detail[0], dict):
+            # A pydantic failure: BentoML's message is "N validation error(s) for Input".
+            return {"error": validation_message(detail), "detail": detail}
+        if isinstance(data["error"], str):
+            return data
+    text = raw.decode("utf-8", "replace").strip() if raw and data is None else ""
+    reason = _reason(status)
+    return {"error": text if text and text != reason else reason}
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return f"HTTP {status}"
+
+
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    out = list(headers or [])
+    out += [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    if status in (429, 503) and not any(k.lower() == b"retry-after" for k, _ in out):
+        out.append((b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": payload, "more_body": False})
+
+
+def languages_app(get_languages: Callable[[], list[str]]) -> Any:
+    """A tiny ASGI app answering `GET /languages` with the loaded model's language codes."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def languages(_: Request) -> JSONResponse:
+        return JSONResponse({"languages": get_languages()})
+
+    # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
+    # at "/languages" would redirect the bare path to "/languages/".
+    return Starlette(routes=[Route("/languages", languages, methods=["GET"])])

@@ -1,0 +1,217 @@
+"""The model-owning part: pieces in, translations out, in the order given.
+
+`Translator` knows nothing of BentoML, so it is tested directly with the fixture model. The
+engine service in `service.py` holds one instance and feeds it the merged batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from translator.batching import deduplicate, plan_batches
+from translator.config import Engine, Generation
+from translator.schemas import Piece, PieceResult
+
+if TYPE_CHECKING:
+    import torch
+
+logger = logging.getLogger(__name__)
+
+# Pieces used to warm the model up at start-up, so the first real batch does not pay for lazy
+# initialisation (allocator, kernels selection) and the dispatcher's first measurements are honest.
+_WARMUP_TEXTS = ("Hello.", "This is a somewhat longer sentence that the model translates at start-up.")
+
+
+def resolve_device(device: str, dtype: str) -> tuple[str, torch.dtype]:
+    import torch
+
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if dtype == "auto":
+        if device.startswith("cuda"):
+            # bf16 keeps fp32's range (no overflow in attention) where the GPU has it.
+            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+        else:
+            # Half precision on CPU is slower than fp32 with torch's kernels.
+            dtype = "float32"
+    return device, getattr(torch, dtype)
+
+
+class Translator:
+    def __init__(
+        self,
+        model_dir: str | Path,
+        engine: Engine | None = None,
+        generation: Generation | None = None,
+    ) -> None:
+        import torch
+        from transformers import M2M100ForConditionalGeneration, M2M100Tokenizer
+
+        engine = engine or Engine()
+        self.generation = generation or Generation()
+        self.max_batch_tokens = engine.max_batch_tokens
+        if engine.torch_threads:
+            torch.set_num_threads(engine.torch_threads)
+        self.device, self.dtype = resolve_device(engine.device, engine.dtype)
+
+        self.tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
+        model = M2M100ForConditionalGeneration.from_pretrained(str(model_dir), dtype=self.dtype)
+        self.model = model.to(self.device).eval()
+
+        config = self.model.generation_config
+        self.num_beams = self.generation.num_beams or config.num_beams or 1
+        # Only the settings the operator chose override the checkpoint's generation config;
+        # passing None would not mean "default" to `generate`.
+        self._overrides = {
+            name: value
+            for name in ("length_penalty", "no_repeat_ngram_size")
+            if (value := getattr(self.generation, name)) is not None
+        }
+        self.decoder_start_id = int(config.decoder_start_token_id or self.tokenizer.eos_token_id)
+        self.eos_id = int(self.tokenizer.eos_token_id)
+        self.pad_id = int(self.tokenizer.pad_token_id)
+        self.unk_id = int(self.tokenizer.unk_token_id)
+        self.lang_ids: dict[str, int] = dict(self.tokenizer.lang_code_to_id)
+        # Positions beyond this are not what the model was trained on; the output budget stops here.
+        self.max_positions = int(self.model.config.max_position_embeddings)
+        self._drop_ids = set(self.tokenizer.all_special_ids) | set(self.lang_ids.values())
+        self._drop_ids.discard(self.unk_id)
+        self._vocab = self.tokenizer.encoder
+        logger.info(
+            "loaded %s on %s (%s), %d languages, beams=%d",
+            model_dir,
+            self.device,
+            str(self.dtype).removeprefix("torch."),
+            len(self.lang_ids),
+            self.num_beams,
+        )
+        if engine.warmup:
+            self.warm_up()
+
+    @property
+    def languages(self) -> list[str]:
+        return sorted(self.lang_ids)
+
+    def warm_up(self) -> None:
+        source = "en" if "en" in self.lang_ids else self.languages[0]
+        target = next((code for code in ("fr", "de", "ja") if code in self.lang_ids), source)
+        self.translate([Piece(text=text, source=source, target=target) for text in _WARMUP_TEXTS])
+
+    def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]:
+        """Translate every piece; the result list matches `pieces` position by position.
+
+        A piece that cannot be translated gets a result with `error` set; the others are
+        unaffected, whichever request each came from.
+        """
+        results: list[PieceResult | None] = [None] * len(pieces)
+        work: list[int] = []
+        for index, piece in enumerate(pieces):
+            problem = self._check(piece)
+            if problem:
+                results[index] = PieceResult(error=problem)
+            elif not piece.text.strip():
+                results[index] = PieceResult(text=piece.text)
+            else:
+                work.append(index)
+
+        keys = [(pieces[i].source, pieces[i].target, pieces[i].text) for i in work]
+        unique, positions = deduplicate(keys)
+        outcomes = self._translate_unique(unique)
+        for index, slot in zip(work, positions, strict=True):
+            results[index] = outcomes[slot]
+        return [r if r is not None else PieceResult(error="internal: piece not processed") for r in results]
+
+    def _check(self, piece: Piece) -> str | None:
+        for field, code in (("source", piece.source), ("target", piece.target)):
+            if code not in self.lang_ids:
+                return f"unsupported {field} language {code!r}"
+        return None
+
+    def _translate_unique(self, keys: list[tuple[str, str, str]]) -> list[PieceResult]:
+        rows = [self._encode(source, text) for source, _, text in keys]
+        targets = [self.lang_ids[target] for _, target, _ in keys]
+        out: list[PieceResult] = [PieceResult(error="internal: not translated")] * len(keys)
+        for batch in plan_batches([len(r) for r in rows], self.max_batch_tokens, beams=self.num_beams):
+            for index, result in zip(
+                batch, self._run_batch([rows[i] for i in batch], [targets[i] for i in batch]), strict=True
+            ):
+                out[index] = result
+        return out
+
+    def _run_batch(self, rows: list[list[int]], targets: list[int]) -> list[PieceResult]:
+        try:
+            texts = self._generate(rows, targets)
+        except Exception as exc:  # noqa: BLE001 - isolate the failure to the pieces that cause it
+            if len(rows) == 1:
+                logger.exception("translation of one piece failed")
+                return [PieceResult(error=f"{type(exc).__name__}: {exc}")]
+            logger.warning("batch of %d failed (%s); retrying piece by piece", len(rows), exc)
+            self._release_memory()
+            return [r for row, t in zip(rows, targets, strict=True) for r in self._run_batch([row], [t])]
+        return [PieceResult(text=text) for text in texts]
+
+    def _encode(self, source: str, text: str) -> list[int]:
+        # SentencePiece directly rather than `tokenizer(text)`: the tokenizer would read a literal
+        # `__fr__` in user text as a language token; here it is just text.
+        pieces = self.tokenizer.sp_model.encode(text, out_type=str)
+        ids = [self._vocab.get(p, self.unk_id) for p in pieces]
+        return [self.lang_ids[source], *ids, self.eos_id]
+
+    def _generate(self, rows: list[list[int]], targets: list[int]) -> list[str]:
+        import torch
+
+        width = max(len(r) for r in rows)
+        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            input_ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+            attention[i, : len(row)] = 1
+        # Per-row target language: the decoder starts from [</s>, __tgt__] in each row, which is
+        # what `forced_bos_token_id` does for a whole batch, so mixed pairs share one call.
+        prefix = torch.tensor([[self.decoder_start_id, t] for t in targets], dtype=torch.long)
+        budget = min(
+            math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin,
+            self.max_positions - prefix.shape[1],
+        )
+        with torch.inference_mode():
+            output = self.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                decoder_input_ids=prefix.to(self.device),
+                num_beams=self.num_beams,
+                max_new_tokens=budget,
+                max_length=None,
+                **self._overrides,
+                forced_bos_token_id=None,
+                do_sample=False,
+            )
+        return [self._decode(row[prefix.shape[1] :].tolist(), budget) for row in output.cpu()]
+
+    def _decode(self, ids: list[int], budget: int) -> str:
+        if self.eos_id in ids:
+            ids = ids[: ids.index(self.eos_id)]
+        elif len(ids) >= budget:
+            logger.warning("output reached its length budget of %d tokens without ending", budget)
+        # Language ids are dropped by id: current transformers no longer counts `__ja__` as a
+        # special token, so `skip_special_tokens=True` alone leaves it in the text.
+        kept = [i for i in ids if i not in self._drop_ids]
+        return self.tokenizer.decode(kept, skip_special_tokens=True).strip()
+
+    def _release_memory(self) -> None:
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.empty_cache()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "num_beams": self.num_beams,
+            "max_batch_tokens": self.max_batch_tokens,
+            "languages": len(self.lang_ids),
+        }

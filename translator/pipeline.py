@@ -1,0 +1,69 @@
+"""One request's path through the API service: check, split, translate, rejoin.
+
+The engine is passed in as an async callable, so this runs the same in a test with the fixture
+model as behind BentoML, where the callable is the call to the engine service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Sequence
+
+from translator import limits
+from translator.errors import PayloadTooLarge, TranslationFailed, UnsupportedLanguage
+from translator.schemas import Payload, Piece, PieceResult, TranslatedRecord, TranslationResult
+from translator.segment import Segmented, join, split_text
+
+EngineCall = Callable[[list[Piece]], Awaitable[Sequence[PieceResult]]]
+
+
+def check_limits(payload: Payload) -> None:
+    records = payload.records
+    if len(records) > limits.MAX_RECORDS_PER_REQUEST:
+        raise PayloadTooLarge("payload.records: number of records", limits.MAX_RECORDS_PER_REQUEST, len(records))
+    total = 0
+    for index, record in enumerate(records):
+        if len(record.text) > limits.MAX_CHARS_PER_RECORD:
+            raise PayloadTooLarge(
+                f"payload.records.{index}.text: length in characters", limits.MAX_CHARS_PER_RECORD, len(record.text)
+            )
+        total += len(record.text)
+    if total > limits.MAX_CHARS_PER_REQUEST:
+        raise PayloadTooLarge("payload.records: total characters", limits.MAX_CHARS_PER_REQUEST, total)
+
+
+def check_languages(payload: Payload, supported: Collection[str]) -> None:
+    for field, code in (("payload.fromLang", payload.from_lang), ("payload.toLang", payload.to_lang)):
+        if code not in supported:
+            raise UnsupportedLanguage(field, code)
+
+
+async def translate_payload(payload: Payload, supported: Collection[str], engine: EngineCall) -> TranslationResult:
+    check_limits(payload)
+    check_languages(payload, supported)
+    if payload.from_lang == payload.to_lang:
+        # Nothing to translate; the model would only paraphrase, slowly.
+        return TranslationResult(result=[TranslatedRecord(id=r.id, text=r.text) for r in payload.records])
+
+    plans = [split_text(record.text, limits.MAX_PIECE_CHARS) for record in payload.records]
+    pieces = [
+        Piece(text=text, source=payload.from_lang, target=payload.to_lang) for plan in plans for text in plan.pieces
+    ]
+    # All of a request's pieces go in one call: the dispatcher merges them with other requests'
+    # pieces and the engine sorts them by length, so splitting costs no extra round trips.
+    results = list(await engine(pieces)) if pieces else []
+    if len(results) != len(pieces):
+        raise TranslationFailed(f"the engine answered {len(results)} pieces for {len(pieces)} sent")
+    return TranslationResult(result=_reassemble(payload, plans, results))
+
+
+def _reassemble(payload: Payload, plans: list[Segmented], results: list[PieceResult]) -> list[TranslatedRecord]:
+    out = []
+    start = 0
+    for record, plan in zip(payload.records, plans, strict=True):
+        mine = results[start : start + len(plan.pieces)]
+        start += len(plan.pieces)
+        failed = next((r.error for r in mine if r.error is not None or r.text is None), None)
+        if failed is not None or any(r.text is None for r in mine):
+            raise TranslationFailed(f"record {record.id!r} could not be translated: {failed or 'no text returned'}")
+        out.append(TranslatedRecord(id=record.id, text=join(plan, [r.text or "" for r in mine])))
+    return out

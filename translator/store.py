@@ -1,0 +1,178 @@
+"""Registering an M2M100 checkpoint in the BentoML model store.
+
+The store is what `bentoml build` references and `bentoml containerize` copies into the image, so
+the service never touches the Hugging Face hub at start-up (no download during a readiness probe,
+no surprise in an offline cluster).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL_ID = "facebook/m2m100_418M"
+
+# The batchable method of the engine service and the dimension BentoML concatenates along;
+# recorded in the model's signatures so that tools reading the store know how to batch it.
+BATCHABLE_METHOD = "translate"
+BATCH_DIM = 0
+
+# What a checkpoint needs: weights (one of the two forms), config, tokenizer, generation config.
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+_REQUIRED = ("config.json", "vocab.json", "sentencepiece.bpe.model")
+_OPTIONAL = ("generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
+_HUB_PATTERNS = [*_REQUIRED, *_OPTIONAL, "model.safetensors"]
+_CHUNK = 8 * 1024 * 1024
+
+
+class RegistrationError(RuntimeError):
+    """The checkpoint cannot be found, fetched or recognised as M2M100."""
+
+
+@dataclass(frozen=True)
+class Source:
+    model_id: str
+    directory: Path
+    kind: str  # "local" or "hub"
+    revision: str | None
+
+
+def model_name(model_id: str) -> str:
+    """A store name from a hub id or a directory: `facebook/m2m100_418M` -> `m2m100_418m`."""
+    base = Path(model_id.rstrip("/")).name or "m2m100"
+    name = re.sub(r"[^a-z0-9_.-]+", "-", base.lower()).strip("-.") or "m2m100"
+    return name[:63]
+
+
+def resolve(model_id: str) -> Source:
+    path = Path(model_id).expanduser()
+    if path.is_dir():
+        return Source(model_id, path.resolve(), "local", None)
+    if path.exists() or model_id.startswith((".", "/", "~")):
+        raise RegistrationError(f"{model_id}: not a directory (expected a Hugging Face model directory)")
+    return _from_hub(model_id)
+
+
+def _from_hub(model_id: str) -> Source:
+    # Short timeouts: offline, a hub id must fail in seconds with a useful message, not after
+    # minutes of retries.
+    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "5")
+    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", "30")
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError
+
+    try:
+        directory = snapshot_download(model_id, allow_patterns=_HUB_PATTERNS)
+        if not (Path(directory) / "model.safetensors").exists():
+            directory = snapshot_download(model_id, allow_patterns=[*_HUB_PATTERNS, "pytorch_model.bin"])
+    except RepositoryNotFoundError as exc:
+        raise RegistrationError(f"{model_id}: no such model on the Hugging Face hub") from exc
+    except (LocalEntryNotFoundError, OSError) as exc:
+        raise RegistrationError(
+            f"{model_id}: not in the local Hugging Face cache and the hub cannot be reached "
+            f"({type(exc).__name__}). Download the checkpoint where the hub is reachable "
+            "(e.g. `huggingface-cli download facebook/m2m100_418M --local-dir ./m2m100_418M`), "
+            "copy the directory here, and pass its path: "
+            "`python save_model.py --model-id ./m2m100_418M` or `MODEL_ID=./m2m100_418M make serve`."
+        ) from exc
+    directory_path = Path(directory)
+    return Source(model_id, directory_path, "hub", directory_path.name)
+
+
+def checkpoint_files(directory: Path) -> list[Path]:
+    missing = [name for name in _REQUIRED if not (directory / name).is_file()]
+    weights = [name for name in _WEIGHTS if (directory / name).is_file()]
+    if not weights:
+        missing.append(" or ".join(_WEIGHTS))
+    if missing:
+        raise RegistrationError(f"{directory}: not an M2M100 checkpoint, missing {', '.join(missing)}")
+    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    if config.get("model_type") != "m2m_100":
+        raise RegistrationError(
+            f"{directory}: config.json has model_type {config.get('model_type')!r}, expected 'm2m_100'"
+        )
+    names = [*_REQUIRED, weights[0], *(n for n in _OPTIONAL if (directory / n).is_file())]
+    return [directory / name for name in names]
+
+
+def content_version(files: list[Path]) -> str:
+    """A version derived from the files' bytes, so re-registering the same checkpoint is a no-op."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0")
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(_CHUNK), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def languages(directory: Path) -> list[str]:
+    from transformers import M2M100Tokenizer
+
+    return sorted(M2M100Tokenizer.from_pretrained(str(directory)).lang_code_to_id)
+
+
+def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
+    """Put the checkpoint in the store (once) and return its tag, `name:version`."""
+    import bentoml
+    from bentoml.exceptions import NotFound
+
+    source = resolve(model_id)
+    files = checkpoint_files(source.directory)
+    tag = f"{model_name(model_id)}:{content_version(files)}"
+    try:
+        bentoml.models.get(tag)
+    except NotFound:
+        pass
+    else:
+        logger.info("%s already in the store as %s", model_id, tag)
+        return tag
+
+    metadata: dict[str, Any] = {
+        "source": source.model_id,
+        "source_kind": source.kind,
+        "architecture": "M2M100ForConditionalGeneration",
+        "languages": languages(source.directory),
+        "batchable_method": BATCHABLE_METHOD,
+        "batch_dim": BATCH_DIM,
+        "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    if source.revision:
+        metadata["revision"] = source.revision
+    with bentoml.models.create(
+        tag,
+        labels={"family": "m2m100", "source_kind": source.kind},
+        metadata=metadata,
+        signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},
+    ) as model:
+        _copy(files, Path(model.path), progress=progress)
+    logger.info("registered %s as %s", model_id, tag)
+    return tag
+
+
+def _copy(files: list[Path], destination: Path, *, progress: bool) -> None:
+    from tqdm import tqdm
+
+    total = sum(path.stat().st_size for path in files)
+    with tqdm(total=total, unit="B", unit_scale=True, desc="copying checkpoint", disable=not progress) as bar:
+        for path in files:
+            with path.open("rb") as src, (destination / path.name).open("wb") as dst:
+                for chunk in _chunks(src):
+                    dst.write(chunk)
+                    bar.update(len(chunk))
+            shutil.copystat(path, destination / path.name)
+
+
+def _chunks(handle: Any) -> Iterator[bytes]:
+    return iter(lambda: handle.read(_CHUNK), b"")
