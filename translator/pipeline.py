@@ -13,6 +13,11 @@ from translator.errors import PayloadTooLarge, TranslationFailed, UnsupportedLan
 from translator.schemas import Payload, Piece, PieceResult, TranslatedRecord, TranslationResult
 from translator.segment import Segmented, join, split_text
 
+# Languages written without spaces between sentences. Pieces that touched in the source (Japanese
+# or Chinese sentences after 。) get a space between them when the target is not one of these, so
+# ja→en does not come back as "Hello.How are you?".
+UNSPACED_LANGUAGES = frozenset({"ja", "zh", "th", "lo", "km", "my"})
+
 EngineCall = Callable[[list[Piece]], Awaitable[Sequence[PieceResult]]]
 
 
@@ -53,10 +58,13 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
     results = list(await engine(pieces)) if pieces else []
     if len(results) != len(pieces):
         raise TranslationFailed(f"the engine answered {len(results)} pieces for {len(pieces)} sent")
-    return TranslationResult(result=_reassemble(payload, plans, results))
+    spaced = payload.to_lang not in UNSPACED_LANGUAGES
+    return TranslationResult(result=_reassemble(payload, plans, results, spaced))
 
 
-def _reassemble(payload: Payload, plans: list[Segmented], results: list[PieceResult]) -> list[TranslatedRecord]:
+def _reassemble(
+    payload: Payload, plans: list[Segmented], results: list[PieceResult], spaced: bool
+) -> list[TranslatedRecord]:
     out = []
     start = 0
     for record, plan in zip(payload.records, plans, strict=True):
@@ -65,5 +73,21 @@ def _reassemble(payload: Payload, plans: list[Segmented], results: list[PieceRes
         failed = next((r.error for r in mine if r.error is not None or r.text is None), None)
         if failed is not None or any(r.text is None for r in mine):
             raise TranslationFailed(f"record {record.id!r} could not be translated: {failed or 'no text returned'}")
-        out.append(TranslatedRecord(id=record.id, text=join(plan, [r.text or "" for r in mine])))
+        texts = [r.text or "" for r in mine]
+        if spaced:
+            texts = _space_adjacent(plan, texts)
+        out.append(TranslatedRecord(id=record.id, text=join(plan, texts)))
     return out
+
+
+def _space_adjacent(plan: Segmented, texts: list[str]) -> list[str]:
+    spaced = list(texts)
+    piece = -1
+    previous_was_piece = False
+    for is_piece in plan.translatable:
+        if is_piece:
+            piece += 1
+            if previous_was_piece and spaced[piece] and spaced[piece - 1]:
+                spaced[piece] = " " + spaced[piece]
+        previous_was_piece = is_piece
+    return spaced

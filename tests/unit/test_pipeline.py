@@ -104,3 +104,22 @@ def test_long_sentence_is_chunked_not_truncated():
     assert all(len(p.text) <= limits.MAX_PIECE_CHARS for p in engine.calls[0])
     assert len(engine.calls[0]) > 1
     assert result.result[0].text == text.upper()
+
+
+class EnglishEngine(FakeEngine):
+    async def __call__(self, pieces):
+        self.calls.append(pieces)
+        return [
+            PieceResult(text={"今日は晴れ。": "It is sunny today.", "明日は雨。": "Rain tomorrow."}[p.text])
+            for p in pieces
+        ]
+
+
+def test_unspaced_source_sentences_get_a_space_in_a_spaced_target():
+    result = run(payload("今日は晴れ。明日は雨。\n今日は晴れ。", src="ja", tgt="en"), EnglishEngine())
+    assert result.result[0].text == "It is sunny today. Rain tomorrow.\nIt is sunny today."
+
+
+def test_unspaced_target_keeps_pieces_together():
+    result = asyncio.run(translate_payload(payload("One. Two.", src="en", tgt="ja"), {"en", "ja"}, FakeEngine()))
+    assert result.result[0].text == "ONE. TWO."
