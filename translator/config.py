@@ -98,7 +98,8 @@ def load_settings(path: Path | None = None) -> Settings:
     services = _mapping(raw.get("services"), "services", path)
     api = _mapping(services.get(API_SERVICE), f"services.{API_SERVICE}", path)
     engine = _mapping(services.get(ENGINE_SERVICE), f"services.{ENGINE_SERVICE}", path)
-    translation = _mapping(raw.get("translation"), "translation", path)
+    where = f"services.{ENGINE_SERVICE}.translation"
+    translation = _mapping(engine.get("translation"), where, path)
 
     batching = _section(Batching, engine.get("batching"), f"services.{ENGINE_SERVICE}.batching", path)
     if batching.max_batch_size < 2:
@@ -112,8 +113,8 @@ def load_settings(path: Path | None = None) -> Settings:
         api_service=_service_kwargs(api),
         engine_service=_service_kwargs(engine),
         batching=batching,
-        generation=_section(Generation, translation.get("generation"), "translation.generation", path),
-        engine=_section(Engine, translation.get("engine"), "translation.engine", path),
+        generation=_section(Generation, translation.get("generation"), f"{where}.generation", path),
+        engine=_section(Engine, translation.get("engine"), f"{where}.engine", path),
     )
 
 

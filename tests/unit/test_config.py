@@ -22,6 +22,16 @@ def write(tmp_path: Path, data: dict) -> Path:
     return path
 
 
+def engine(translation: dict) -> dict:
+    return {"services": {ENGINE_SERVICE: {"translation": translation}}}
+
+
+def test_repository_config_has_no_keys_bentoml_would_reject():
+    # BentoML validates BENTOML_CONFIG against its v1 schema at start-up: only `services` at the top.
+    raw = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text())
+    assert set(raw) == {"services"}
+
+
 def test_repository_config_loads_with_the_contract_port():
     settings = load_settings(DEFAULT_CONFIG_PATH)
     assert settings.api_service["http"]["port"] == 9527
@@ -49,7 +59,7 @@ def test_defaults_when_sections_are_missing(tmp_path):
 
 
 def test_generation_and_engine_sections(tmp_path):
-    data = {"translation": {"generation": {"num_beams": 2, "max_length_ratio": 2}, "engine": {"max_batch_tokens": 99}}}
+    data = engine({"generation": {"num_beams": 2, "max_length_ratio": 2}, "engine": {"max_batch_tokens": 99}})
     settings = load_settings(write(tmp_path, data))
     assert settings.generation.num_beams == 2
     assert settings.generation.max_length_ratio == 2.0
@@ -60,10 +70,10 @@ def test_generation_and_engine_sections(tmp_path):
     ("data", "message"),
     [
         ({"services": {ENGINE_SERVICE: {"batching": {"max_batch_size": 1}}}}, "max_batch_size must be >= 2"),
-        ({"translation": {"generation": {"num_beams": 2.5}}}, "translation.generation.num_beams must be of type"),
-        ({"translation": {"generation": {"beams": 2}}}, "unknown key(s) in translation.generation: beams"),
-        ({"translation": {"engine": {"warmup": "yes"}}}, "translation.engine.warmup must be of type bool"),
-        ({"translation": {"engine": {"max_batch_tokens": -1}}}, "must not be negative"),
+        (engine({"generation": {"num_beams": 2.5}}), "translation.generation.num_beams must be of type"),
+        (engine({"generation": {"beams": 2}}), "unknown key(s) in services.TranslationEngine.translation.generation"),
+        (engine({"engine": {"warmup": "yes"}}), "translation.engine.warmup must be of type bool"),
+        (engine({"engine": {"max_batch_tokens": -1}}), "must not be negative"),
         ({"services": []}, "services must be a mapping"),
     ],
 )
