@@ -36,12 +36,11 @@ def bentoml_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("bentoml-home")
 
 
-@pytest.fixture(scope="session")
-def model_tag(fixture_model: Path, bentoml_home: Path) -> str:
-    """The fixture registered through save_model.py, exactly as `make serve` does it."""
+def register(model_dir: Path, bentoml_home: Path) -> str:
+    """Register a checkpoint through save_model.py, exactly as `make serve` does it."""
     env = {**os.environ, "BENTOML_HOME": str(bentoml_home)}
     done = subprocess.run(
-        [sys.executable, "save_model.py", "--model-id", str(fixture_model), "--quiet"],
+        [sys.executable, "save_model.py", "--model-id", str(model_dir), "--quiet"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -49,6 +48,11 @@ def model_tag(fixture_model: Path, bentoml_home: Path) -> str:
         check=True,
     )
     return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def model_tag(fixture_model: Path, bentoml_home: Path) -> str:
+    return register(fixture_model, bentoml_home)
 
 
 def free_port() -> int:

@@ -1,0 +1,209 @@
+"""End to end: one real `bentoml serve` (the session's `server`), hit concurrently."""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from translator import limits
+from translator.fixture import load_corpus
+
+pytestmark = pytest.mark.e2e
+
+CONTRACT_REQUEST = {
+    "payload": {
+        "fromLang": "en",
+        "toLang": "ja",
+        "records": [{"id": "123", "text": "Life is like a box of chocolates."}],
+    }
+}
+CONTRACT_RESPONSE = {"result": [{"id": "123", "text": "人生はチョコレートの箱のようなものだ。"}]}
+
+
+def post(server, body, **kwargs):
+    return requests.post(f"{server.url}/translation", json=body, timeout=120, **kwargs)
+
+
+def request_for(src, tgt, records):
+    return {"payload": {"fromLang": src, "toLang": tgt, "records": [{"id": i, "text": t} for i, t in records]}}
+
+
+def documents():
+    """Each corpus document in both directions, as (src, tgt, source text, expected text)."""
+    out = []
+    for doc in load_corpus():
+        out.append((doc["src_lang"], doc["tgt_lang"], " ".join(doc["source"]), " ".join(doc["target"])))
+        out.append((doc["tgt_lang"], doc["src_lang"], " ".join(doc["target"]), " ".join(doc["source"])))
+    return out
+
+
+def test_contract_example_exact(server):
+    response = post(server, CONTRACT_REQUEST)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json() == CONTRACT_RESPONSE
+
+
+def test_contract_example_reversed(server):
+    body = request_for("ja", "en", [("123", "人生はチョコレートの箱のようなものだ。")])
+    assert post(server, body).json() == {"result": [{"id": "123", "text": "Life is like a box of chocolates."}]}
+
+
+def test_concurrent_mixed_pairs_all_exact(server):
+    docs = documents()
+    # Several documents per request, every pair of languages, 32 requests in flight together.
+    jobs = []
+    for start in range(0, len(docs), 3):
+        chunk = docs[start : start + 3]
+        src, tgt = chunk[0][0], chunk[0][1]
+        same = [d for d in chunk if (d[0], d[1]) == (src, tgt)]
+        jobs.append((request_for(src, tgt, [(f"r{start}-{i}", d[2]) for i, d in enumerate(same)]), same))
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        responses = list(pool.map(lambda job: post(server, job[0]), jobs))
+    for (body, same), response in zip(jobs, responses, strict=True):
+        assert response.status_code == 200, response.text
+        result = response.json()["result"]
+        assert [r["id"] for r in result] == [r["id"] for r in body["payload"]["records"]]
+        assert [r["text"] for r in result] == [d[3] for d in same]
+
+
+def test_multi_paragraph_text_keeps_its_layout(server):
+    docs = [d for d in load_corpus() if d["src_lang"] == "en" and d["tgt_lang"] == "fr"][:3]
+    source = "  " + "\n\n".join(" ".join(d["source"]) for d in docs[:2]) + "\n" + "  ".join(docs[2]["source"]) + "\n"
+    expected = "  " + "\n\n".join(" ".join(d["target"]) for d in docs[:2]) + "\n" + "  ".join(docs[2]["target"]) + "\n"
+    response = post(server, request_for("en", "fr", [("doc", source)]))
+    assert response.json() == {"result": [{"id": "doc", "text": expected}]}
+
+
+def test_ids_echoed_in_order_duplicates_and_blank_text(server):
+    records = [("b", "Please do not be late."), ("a", ""), ("b", "   "), ("0", "Please do not be late.")]
+    response = post(server, request_for("en", "ja", records))
+    assert response.json() == {
+        "result": [
+            {"id": "b", "text": "遅れないでください。"},
+            {"id": "a", "text": ""},
+            {"id": "b", "text": "   "},
+            {"id": "0", "text": "遅れないでください。"},
+        ]
+    }
+
+
+def test_empty_records(server):
+    assert post(server, request_for("en", "ja", [])).json() == {"result": []}
+
+
+def test_languages_endpoint(server):
+    response = requests.get(f"{server.url}/languages", timeout=10)
+    assert response.status_code == 200
+    assert {"en", "ja", "fr", "de", "es", "zh"} <= set(response.json()["languages"])
+
+
+def batch_size_observations(metrics: str, metric: str = "adaptive_batch_size") -> dict[float, float]:
+    """Cumulative bucket counts of a batch size histogram of the engine, summed over label sets."""
+    buckets: dict[float, float] = {}
+    for line in metrics.splitlines():
+        if line.startswith("#") or f"{metric}_bucket" not in line:
+            continue
+        if metric == "adaptive_batch_size" and 'method_name="translate"' not in line:
+            continue
+        le = re.search(r'le="([^"]+)"', line).group(1)
+        buckets[float(le)] = buckets.get(float(le), 0.0) + float(line.rsplit(" ", 1)[1])
+    return buckets
+
+
+def largest_batch_seen(metrics: str, metric: str = "adaptive_batch_size") -> float:
+    """The smallest bucket bound that holds every observation: an upper bound of the largest batch."""
+    buckets = batch_size_observations(metrics, metric)
+    total = buckets.get(float("inf"), 0.0)
+    return min(le for le, count in buckets.items() if count == total)
+
+
+def test_batches_merge_pieces_across_requests(server):
+    before = batch_size_observations(server.metrics())
+    one_sentence = [d for d in documents() if "." in d[2] and d[2].count(".") == 1][:40]
+    with ThreadPoolExecutor(max_workers=40) as pool:
+        list(pool.map(lambda d: post(server, request_for(d[0], d[1], [("x", d[2])])), one_sentence))
+    after = batch_size_observations(server.metrics())
+    merged = (after[float("inf")] - after.get(1.0, 0.0)) - (before.get(float("inf"), 0.0) - before.get(1.0, 0.0))
+    assert merged > 0, f"no batch larger than 1 under 40 concurrent one-record requests: {after}"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        (request_for("xx", "ja", [("1", "Hi.")]), 400, "payload.fromLang: unsupported language code 'xx'"),
+        (request_for("en", "qq", [("1", "Hi.")]), 400, "payload.toLang: unsupported language code 'qq'"),
+        (
+            {"payload": {"fromLang": "en", "toLang": "ja", "records": [{"text": "a"}]}},
+            400,
+            "payload.records.0.id: Field required",
+        ),
+        ({"payload": {"fromLang": "en", "records": []}}, 400, "payload.toLang: Field required"),
+        (
+            {"payload": {"fromLang": "en", "toLang": "ja", "records": [{"id": 5, "text": "a"}]}},
+            400,
+            "payload.records.0.id: Input should be a valid string",
+        ),
+        (
+            {"payload": {"fromLang": "en", "toLang": "ja", "records": "no"}},
+            400,
+            "payload.records: Input should be a valid array",
+        ),
+        ({}, 400, "payload: Field required"),
+        ([1, 2], 400, "Input should be an object"),
+    ],
+)
+def test_bad_input_is_a_json_object_naming_the_field(server, body, status, message):
+    response = post(server, body)
+    assert response.status_code == status
+    payload = response.json()
+    assert isinstance(payload, dict)
+    assert message in payload["error"]
+
+
+def test_invalid_json_and_unsupported_media_type(server):
+    response = requests.post(
+        f"{server.url}/translation", data=b'{"payload": ', headers={"content-type": "application/json"}, timeout=10
+    )
+    assert response.status_code == 400 and "not valid JSON" in response.json()["error"]
+    response = requests.post(
+        f"{server.url}/translation", data=b"\xff\xfe", headers={"content-type": "application/json"}, timeout=10
+    )
+    assert response.status_code == 400 and isinstance(response.json(), dict)
+    response = requests.post(f"{server.url}/translation", files={"f": b"x"}, timeout=10)
+    assert response.status_code == 415 and "application/json" in response.json()["error"]
+
+
+def test_limits_answer_413_with_the_limit(server):
+    too_many = request_for("en", "ja", [(str(i), "a") for i in range(limits.MAX_RECORDS_PER_REQUEST + 1)])
+    response = post(server, too_many)
+    assert response.status_code == 413
+    assert str(limits.MAX_RECORDS_PER_REQUEST) in response.json()["error"]
+
+    too_long = request_for("en", "ja", [("1", "a" * (limits.MAX_CHARS_PER_RECORD + 1))])
+    response = post(server, too_long)
+    assert response.status_code == 413 and "payload.records.0.text" in response.json()["error"]
+
+    huge = json.dumps(request_for("en", "ja", [("1", "a" * (limits.MAX_BODY_BYTES + 10))]))
+    response = requests.post(
+        f"{server.url}/translation", data=huge, headers={"content-type": "application/json"}, timeout=30
+    )
+    assert response.status_code == 413
+    assert response.json()["limit"] == limits.MAX_BODY_BYTES
+
+
+def test_unknown_route_and_method_are_json(server):
+    response = requests.get(f"{server.url}/nowhere", timeout=10)
+    assert response.status_code == 404 and response.json() == {"error": "Not Found"}
+    response = requests.get(f"{server.url}/translation", timeout=10)
+    assert response.status_code == 405 and isinstance(response.json(), dict)
+
+
+def test_no_request_above_produced_a_500(server):
+    # BentoML's own /readyz answers 500 while starting; only the API's answers count here.
+    answers = [line for line in server.log().splitlines() if "path=/translation" in line]
+    assert answers and not [line for line in answers if "status=500" in line]

@@ -1,0 +1,140 @@
+"""The model-owning class with the fixture model: exact translations, batching invariants."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from translator.config import Engine, Generation
+from translator.engine import Translator
+from translator.fixture import load_corpus, sentence_pairs
+from translator.schemas import Piece
+
+SPECIAL = re.compile(r"__[a-z]{2,3}__|<s>|</s>|<pad>|<unk>|madeupword")
+
+
+@pytest.fixture(scope="module")
+def translator(fixture_model: Path) -> Translator:
+    return Translator(fixture_model, Engine(warmup=False))
+
+
+@pytest.fixture(scope="module")
+def pairs() -> list[tuple[str, str, str, str]]:
+    return sentence_pairs(load_corpus())
+
+
+def pieces_of(pairs):
+    return [Piece(text=src_text, source=src, target=tgt) for src, tgt, src_text, _ in pairs]
+
+
+def test_whole_corpus_in_one_mixed_batch_is_exact(translator, pairs):
+    results = translator.translate(pieces_of(pairs))
+    assert [r.error for r in results] == [None] * len(pairs)
+    assert [r.text for r in results] == [ref for *_, ref in pairs]
+
+
+def test_contract_example_both_directions(translator):
+    en = "Life is like a box of chocolates."
+    ja = "人生はチョコレートの箱のようなものだ。"
+    out = translator.translate([Piece(text=en, source="en", target="ja"), Piece(text=ja, source="ja", target="en")])
+    assert [r.text for r in out] == [ja, en]
+
+
+def test_item_alone_equals_item_in_a_mixed_batch(translator, pairs):
+    batch = pieces_of(pairs[::7])
+    together = [r.text for r in translator.translate(batch)]
+    alone = [translator.translate([piece])[0].text for piece in batch]
+    assert together == alone
+    assert len({(p.source, p.target) for p in batch}) > 3
+
+
+def test_greedy_is_exact_too(fixture_model, pairs):
+    greedy = Translator(fixture_model, Engine(warmup=False), Generation(num_beams=1))
+    assert greedy.num_beams == 1
+    sample = pairs[::5]
+    assert [r.text for r in greedy.translate(pieces_of(sample))] == [ref for *_, ref in sample]
+
+
+def test_beams_default_to_the_checkpoint_generation_config(translator):
+    assert translator.num_beams == translator.model.generation_config.num_beams
+
+
+def test_no_language_or_special_tokens_in_output(translator, pairs):
+    for result in translator.translate(pieces_of(pairs)):
+        assert not SPECIAL.search(result.text)
+
+
+def test_small_token_budget_splits_calls_but_not_results(fixture_model, pairs, monkeypatch):
+    small = Translator(fixture_model, Engine(warmup=False, max_batch_tokens=64))
+    calls = []
+    original = small._generate
+
+    def counting(rows, targets):
+        calls.append(len(rows))
+        assert max(len(r) for r in rows) * len(rows) * small.num_beams <= 64 or len(rows) == 1
+        return original(rows, targets)
+
+    monkeypatch.setattr(small, "_generate", counting)
+    sample = pairs[:20]
+    assert [r.text for r in small.translate(pieces_of(sample))] == [ref for *_, ref in sample]
+    assert len(calls) > 1
+
+
+def test_duplicates_are_translated_once(translator, monkeypatch):
+    rows_seen = []
+    original = translator._generate
+    monkeypatch.setattr(
+        translator, "_generate", lambda rows, targets: rows_seen.append(len(rows)) or original(rows, targets)
+    )
+    piece = Piece(text="Life is like a box of chocolates.", source="en", target="ja")
+    results = translator.translate([piece, piece, piece])
+    assert {r.text for r in results} == {"人生はチョコレートの箱のようなものだ。"}
+    assert sum(rows_seen) == 1
+
+
+def test_a_failing_piece_does_not_fail_its_batch(translator, monkeypatch):
+    original = translator._generate
+    poison = translator._encode("en", "Where is the nearest station?")
+
+    def fragile(rows, targets):
+        if poison in rows:
+            raise RuntimeError("simulated failure")
+        return original(rows, targets)
+
+    monkeypatch.setattr(translator, "_generate", fragile)
+    results = translator.translate(
+        [
+            Piece(text="Life is like a box of chocolates.", source="en", target="ja"),
+            Piece(text="Where is the nearest station?", source="en", target="ja"),
+            Piece(text="Please do not be late.", source="en", target="ja"),
+        ]
+    )
+    assert results[0].text == "人生はチョコレートの箱のようなものだ。"
+    assert results[1].text is None and "simulated failure" in results[1].error
+    assert results[2].text == "遅れないでください。"
+
+
+def test_unsupported_language_and_blank_text_are_answered_per_piece(translator):
+    results = translator.translate(
+        [
+            Piece(text="Hello.", source="xx", target="ja"),
+            Piece(text="  \n", source="en", target="ja"),
+            Piece(text="Please do not be late.", source="en", target="ja"),
+        ]
+    )
+    assert results[0].error == "unsupported source language 'xx'"
+    assert results[1].text == "  \n"
+    assert results[2].text == "遅れないでください。"
+
+
+def test_literal_language_token_in_text_is_plain_text(translator):
+    ids = translator._encode("en", "__fr__")
+    assert translator.lang_ids["fr"] not in ids
+    assert translator.translate([Piece(text="__fr__ hello", source="en", target="ja")])[0].error is None
+
+
+def test_languages_come_from_the_tokenizer(translator):
+    assert {"en", "ja", "fr", "de", "es", "zh"} <= set(translator.languages)
+    assert len(translator.languages) == 100

@@ -1,0 +1,44 @@
+"""service.py is wiring: importing it is light, and the config file reaches the decorators."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import yaml
+
+from tests.conftest import ROOT
+
+
+def import_service(env_extra: dict[str, str], tmp_path) -> dict:
+    code = (
+        "import json, sys, service;"
+        "api = service.TranslationEngine.apis['translate'];"
+        "print(json.dumps({'torch': 'torch' in sys.modules, 'transformers': 'transformers' in sys.modules,"
+        "'max_batch_size': api.max_batch_size, 'max_latency_ms': api.max_latency_ms,"
+        "'engine': service.TranslationEngine.config, 'api': service.Translation.config}))"
+    )
+    env = {"PATH": "/usr/bin:/bin", "BENTOML_HOME": str(tmp_path / "home"), **env_extra}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_does_not_load_torch_and_reads_the_repository_config(tmp_path):
+    info = import_service({}, tmp_path)
+    assert not info["torch"] and not info["transformers"]
+    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
+    batching = config["services"]["TranslationEngine"]["batching"]
+    assert info["max_batch_size"] == batching["max_batch_size"]
+    assert info["max_latency_ms"] == batching["max_latency_ms"]
+    assert info["api"]["http"]["port"] == 9527
+    assert info["engine"]["workers"] == 1
+
+
+def test_bentoml_config_env_changes_the_batching_decorator(tmp_path):
+    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
+    config["services"]["TranslationEngine"]["batching"] = {"max_batch_size": 5, "max_latency_ms": 1234}
+    path = tmp_path / "other.yaml"
+    path.write_text(yaml.safe_dump(config))
+    info = import_service({"BENTOML_CONFIG": str(path)}, tmp_path)
+    assert (info["max_batch_size"], info["max_latency_ms"]) == (5, 1234)
