@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture serve-fixture test lint clean
+.PHONY: setup serve fixture serve-fixture test eval lint clean
 
 setup: $(VENV)/.installed
 
@@ -33,6 +33,14 @@ serve-fixture: fixture
 
 test: setup
 	$(BIN)/python -m pytest
+
+EVAL_DATA ?= translator/data/eval/flores
+EVAL_OUT  ?= build/eval
+# Scores the fixture in-process on its shipped test set; URL=http://127.0.0.1:9527 scores a running
+# service through its API instead. Resumable: re-run the same command after an interruption.
+eval: $(if $(URL),setup,fixture)
+	$(BIN)/python -m translator.evaluate --data $(EVAL_DATA) --output $(EVAL_OUT) \
+		$(if $(URL),--url $(URL),--model $(FIXTURE)) $(EVAL_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -1,0 +1,351 @@
+"""Where an evaluation's translations come from: the service's HTTP API, or the model in-process.
+
+Both take one request's worth of segments at a time, and the runner keeps many requests in flight:
+
+* :class:`HttpBackend` posts them to ``{url}/translation`` concurrently, so the server's
+  cross-request batching is exercised exactly as in production, and retries 429/503 (and
+  connection failures) with backoff, honouring ``Retry-After``;
+* :class:`LocalBackend` runs :func:`translator.pipeline.translate_payload`, the service's own
+  validation, sentence splitting and rejoining, with an engine call that merges the pieces of all
+  concurrent requests into one :meth:`translator.engine.Translator.translate` call, as the
+  engine service's dispatcher does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from translator import limits
+from translator.errors import TranslationError
+from translator.evaldata import DataError, Direction
+from translator.schemas import Payload, Piece, PieceResult, Record
+
+if TYPE_CHECKING:
+    import aiohttp
+
+    from translator.config import Settings
+
+logger = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+
+
+class BackendError(RuntimeError):
+    """The system under evaluation failed in a way that retrying will not fix."""
+
+
+class Backend(Protocol):
+    # What decides the translations; hashed into the checkpoint keys.
+    identity: dict[str, Any]
+    # For people: the URL or the model directory.
+    label: str
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def languages(self) -> frozenset[str] | None: ...
+
+    async def translate(self, direction: Direction, texts: Sequence[str]) -> list[str]: ...
+
+
+def plan_requests(texts: Sequence[str], records_per_request: int) -> list[range]:
+    """Consecutive index ranges, one per request, within the service's per-request limits."""
+    per_request = max(1, min(records_per_request, limits.MAX_RECORDS_PER_REQUEST))
+    requests: list[range] = []
+    start = chars = 0
+    for index, text in enumerate(texts):
+        if len(text) > limits.MAX_CHARS_PER_RECORD:
+            raise DataError(
+                f"segment {index} has {len(text)} characters; the service accepts at most "
+                f"{limits.MAX_CHARS_PER_RECORD} per record"
+            )
+        if index > start and (index - start >= per_request or chars + len(text) > limits.MAX_CHARS_PER_REQUEST):
+            requests.append(range(start, index))
+            start, chars = index, 0
+        chars += len(text)
+    if start < len(texts):
+        requests.append(range(start, len(texts)))
+    return requests
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+def retry_delay(attempt: int, retry_after: str | None, *, base: float, cap: float, now: float | None = None) -> float:
+    """Seconds to wait before retry number ``attempt`` (1-based).
+
+    ``Retry-After`` (seconds or an HTTP date) wins when the server sends it; otherwise exponential
+    backoff with jitter, so that many clients refused at once do not come back at once.
+    """
+    if retry_after:
+        value = retry_after.strip()
+        try:
+            return min(cap, max(0.0, float(value)))
+        except ValueError:
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            when = None
+        if when is not None:
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            current = now if now is not None else time.time()
+            return min(cap, max(0.0, when.timestamp() - current))
+        logger.debug("ignoring unparseable Retry-After %r", retry_after)
+    return min(cap, base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+
+class HttpBackend:
+    def __init__(
+        self,
+        url: str,
+        *,
+        concurrency: int = 8,
+        timeout_s: float = 600.0,
+        max_retries: int = 8,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 60.0,
+        system_name: str | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.label = self.url
+        # The URL alone cannot tell two checkpoints served at the same address apart: a name given
+        # with --system-name goes into the key too.
+        self.identity = {"kind": "url", "url": self.url, "name": system_name}
+        self.concurrency = max(1, concurrency)
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.retries = 0
+        self._session: aiohttp.ClientSession | None = None
+        self._slots: asyncio.Semaphore | None = None
+
+    async def start(self) -> None:
+        import aiohttp
+
+        # One connection per request in flight: more would only queue inside the client.
+        connector = aiohttp.TCPConnector(limit=self.concurrency)
+        self._session = aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=self.timeout_s), raise_for_status=False
+        )
+        self._slots = asyncio.Semaphore(self.concurrency)
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def languages(self) -> frozenset[str] | None:
+        try:
+            body = await self._request("GET", "/languages", None)
+        except BackendError as exc:
+            if "failed" in str(exc) and "times" in str(exc):
+                raise  # unreachable server: no point going on
+            logger.warning("cannot list the server's languages (%s); not checking directions up front", exc)
+            return None
+        codes = body.get("languages") if isinstance(body, dict) else None
+        if not isinstance(codes, list):
+            logger.warning("GET %s/languages gave no language list; not checking directions up front", self.url)
+            return None
+        return frozenset(str(code) for code in codes)
+
+    async def translate(self, direction: Direction, texts: Sequence[str]) -> list[str]:
+        ids = [str(i) for i in range(len(texts))]
+        body = {
+            "payload": {
+                "fromLang": direction.source,
+                "toLang": direction.target,
+                "records": [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
+            }
+        }
+        assert self._slots is not None, "start() first"
+        async with self._slots:
+            answer = await self._request("POST", "/translation", body)
+        return _records_from(answer, ids, f"POST {self.url}/translation")
+
+    async def _request(self, method: str, path: str, body: Any) -> Any:
+        import aiohttp
+
+        assert self._session is not None, "start() first"
+        url = f"{self.url}{path}"
+        for attempt in range(1, self.max_retries + 2):
+            retry_after: str | None = None
+            try:
+                async with self._session.request(method, url, json=body) as response:
+                    if response.status == 200:
+                        return await response.json(content_type=None)
+                    text = await response.text()
+                    if response.status not in RETRY_STATUSES:
+                        raise BackendError(f"{method} {url} answered {response.status}: {_error_message(text)}")
+                    retry_after = response.headers.get("Retry-After")
+                    problem = f"{response.status} {_error_message(text)}"
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            if attempt > self.max_retries:
+                raise BackendError(f"{method} {url} failed {attempt} times, last with {problem}")
+            delay = retry_delay(attempt, retry_after, base=self.backoff_s, cap=self.max_backoff_s)
+            self.retries += 1
+            logger.info("%s %s: %s; retry %d in %.1f s", method, url, problem, attempt, delay)
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+
+def _error_message(text: str) -> str:
+    import json
+
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text[:500]
+    if isinstance(body, dict) and "error" in body:
+        return str(body["error"])
+    return text[:500]
+
+
+def _records_from(answer: Any, ids: list[str], where: str) -> list[str]:
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, list) or len(result) != len(ids):
+        got = len(result) if isinstance(result, list) else "no"
+        raise BackendError(f"{where}: expected {len(ids)} records in 'result', got {got}")
+    texts = []
+    for expected, record in zip(ids, result, strict=True):
+        if not isinstance(record, dict) or record.get("id") != expected or not isinstance(record.get("text"), str):
+            raise BackendError(f"{where}: record {expected!r} missing or out of order in the answer")
+        texts.append(record["text"])
+    return texts
+
+
+# --------------------------------------------------------------------------- in-process
+
+
+class _PieceMerger:
+    """Merges the pieces of concurrent `translate_payload` calls into one engine call.
+
+    Every request of a chunk starts in the same event-loop pass, and `translate_payload` reaches its
+    engine call without awaiting anything else, so one flush scheduled with `call_soon` sees them
+    all, like the engine service's dispatcher merging concurrent requests into a batch.
+    """
+
+    def __init__(self, translate: Callable[[list[Piece]], list[PieceResult]]) -> None:
+        self._translate = translate
+        self._pending: list[tuple[list[Piece], asyncio.Future[list[PieceResult]]]] = []
+        self._flushes: set[asyncio.Task[None]] = set()
+        self._scheduled = False
+
+    async def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[PieceResult]] = loop.create_future()
+        self._pending.append((pieces, future))
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._start_flush)
+        return await future
+
+    def _start_flush(self) -> None:
+        task = asyncio.ensure_future(self._flush())
+        self._flushes.add(task)  # keep a reference: the loop only holds tasks weakly
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self) -> None:
+        batch, self._pending, self._scheduled = self._pending, [], False
+        merged = [piece for pieces, _ in batch for piece in pieces]
+        try:
+            # In a thread: generation takes seconds and the loop keeps the progress bars alive.
+            results = await asyncio.to_thread(self._translate, merged)
+            if len(results) != len(merged):
+                raise BackendError(f"the engine answered {len(results)} pieces for {len(merged)}")
+        except BaseException as exc:  # noqa: BLE001 - handed to every waiting request
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        start = 0
+        for pieces, future in batch:
+            if not future.done():
+                future.set_result(list(results[start : start + len(pieces)]))
+            start += len(pieces)
+
+
+class TranslatorLike(Protocol):
+    @property
+    def languages(self) -> list[str]: ...
+
+    def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]: ...
+
+
+class LocalBackend:
+    def __init__(
+        self,
+        model_dir: str | Path,
+        *,
+        settings: Settings | None = None,
+        translator: TranslatorLike | None = None,
+    ) -> None:
+        from translator.config import load_settings
+
+        self.model_dir = Path(model_dir).resolve()
+        self.label = str(self.model_dir)
+        # The service's own configuration (bentoconfiguration.yaml or BENTOML_CONFIG), so in-process
+        # scores use the same generation settings as the served model.
+        self.settings = settings or load_settings()
+        self.identity = {
+            "kind": "model",
+            "checkpoint": _checkpoint_version(self.model_dir),
+            "generation": dataclasses.asdict(self.settings.generation),
+        }
+        self._translator = translator
+        self._merger: _PieceMerger | None = None
+        self._languages: frozenset[str] = frozenset()
+
+    async def start(self) -> None:
+        if self._translator is None:
+            from translator.engine import Translator
+
+            engine = dataclasses.replace(self.settings.engine, warmup=False)
+            self._translator = Translator(self.model_dir, engine, self.settings.generation)
+        self._merger = _PieceMerger(self._translator.translate)
+        self._languages = frozenset(self._translator.languages)
+
+    async def close(self) -> None:
+        self._merger = None
+
+    async def languages(self) -> frozenset[str] | None:
+        return self._languages
+
+    async def translate(self, direction: Direction, texts: Sequence[str]) -> list[str]:
+        from translator.pipeline import translate_payload
+
+        assert self._translator is not None and self._merger is not None, "start() first"
+        payload = Payload(
+            fromLang=direction.source,
+            toLang=direction.target,
+            records=[Record(id=str(i), text=text) for i, text in enumerate(texts)],
+        )
+        try:
+            result = await translate_payload(payload, self._languages, self._merger)
+        except TranslationError as exc:
+            raise BackendError(f"in-process {direction}: {exc.message}") from exc
+        return _records_from(result.model_dump(), [str(i) for i in range(len(texts))], f"in-process {self.label}")
+
+
+def _checkpoint_version(model_dir: Path) -> str:
+    from translator.store import RegistrationError, checkpoint_files, content_version
+
+    # The same content hash save_model.py uses for the BentoML tag: a copied or moved checkpoint
+    # keeps its checkpoints, a retrained one does not.
+    try:
+        return content_version(checkpoint_files(model_dir))
+    except RegistrationError as exc:
+        raise BackendError(str(exc)) from exc
