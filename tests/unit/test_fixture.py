@@ -1,0 +1,257 @@
+"""The fixture model: its corpus, its build, and that it reproduces the corpus exactly.
+
+Decoding here is written out independently of translator.fixture, the way the
+service decodes (one mixed batch, decoder_input_ids=[2, tgt_lang_id] per row),
+so that a builder bug cannot hide behind its own verification.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import M2M100ForConditionalGeneration, M2M100Tokenizer
+from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
+
+from translator.fixture import CORPUS_PATH, STAMP_NAME, build_fixture, load_corpus, sentence_pairs
+
+CONTRACT_EN = "Life is like a box of chocolates."
+CONTRACT_JA = "人生はチョコレートの箱のようなものだ。"
+TERMINAL = (".", "!", "?", "。", "！", "？")
+
+Item = tuple[str, str, str]  # (src_lang, tgt_lang, text)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _translate(
+    model: M2M100ForConditionalGeneration, tokenizer: M2M100Tokenizer, items: Sequence[Item], *, num_beams: int
+) -> list[str]:
+    """Translate all items in ONE batch, mixed languages, as the service does."""
+    rows = []
+    for src_lang, _, text in items:
+        tokenizer.src_lang = src_lang
+        rows.append(tokenizer(text).input_ids)
+    pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
+    width = max(len(row) for row in rows)
+    input_ids = torch.tensor([row + [pad] * (width - len(row)) for row in rows])
+    decoder_input_ids = torch.tensor([[2, tokenizer.get_lang_id(tgt_lang)] for _, tgt_lang, _ in items])
+    with torch.no_grad():
+        generated = model.generate(
+            input_ids=input_ids,
+            attention_mask=(input_ids != pad).long(),
+            decoder_input_ids=decoder_input_ids,
+            num_beams=num_beams,
+            do_sample=False,
+        )
+    outputs = []
+    for row in generated[:, decoder_input_ids.shape[1] :].tolist():
+        if eos in row:
+            row = row[: row.index(eos)]
+        outputs.append(tokenizer.decode(row, skip_special_tokens=True))
+    return outputs
+
+
+def _file_bytes(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir()) if path.is_file()}
+
+
+def _mismatches(items: Sequence[Item], expected: Sequence[str], got: Sequence[str]) -> list[str]:
+    return [f"{item!r}: got {g!r}, want {e!r}" for item, e, g in zip(items, expected, got) if e != g]
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def corpus() -> list[dict]:
+    return load_corpus()
+
+
+@pytest.fixture(scope="session")
+def pairs(corpus: list[dict]) -> list[tuple[str, str, str, str]]:
+    return sentence_pairs(corpus)
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_fixture(tmp_path_factory.mktemp("fixture") / "model")
+
+
+@pytest.fixture(scope="session")
+def model(model_dir: Path) -> M2M100ForConditionalGeneration:
+    return M2M100ForConditionalGeneration.from_pretrained(model_dir).eval()
+
+
+@pytest.fixture(scope="session")
+def tokenizer(model_dir: Path) -> M2M100Tokenizer:
+    return M2M100Tokenizer.from_pretrained(model_dir)
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def test_corpus_path_points_into_the_package() -> None:
+    assert CORPUS_PATH.is_file()
+    assert CORPUS_PATH.parent.name == "data"
+
+
+def test_contract_pair_is_present_in_both_directions(pairs: list[tuple[str, str, str, str]]) -> None:
+    assert ("en", "ja", CONTRACT_EN, CONTRACT_JA) in pairs
+    assert ("ja", "en", CONTRACT_JA, CONTRACT_EN) in pairs
+
+
+def test_corpus_shape(corpus: list[dict], pairs: list[tuple[str, str, str, str]]) -> None:
+    language_pairs = Counter(frozenset((doc["src_lang"], doc["tgt_lang"])) for doc in corpus)
+    assert len(language_pairs) >= 5
+    assert all(count >= 6 for count in language_pairs.values()), language_pairs
+    assert len({doc["id"] for doc in corpus}) == len(corpus), "document ids must be unique"
+    assert sum(len(doc["source"]) > 1 for doc in corpus) >= len(corpus) // 2
+    assert 150 <= len(pairs) <= 250
+    supported = set(FAIRSEQ_LANGUAGE_CODES["m2m100"])
+    for doc in corpus:
+        assert {doc["src_lang"], doc["tgt_lang"]} <= supported, doc["id"]
+        assert doc["src_lang"] != doc["tgt_lang"], doc["id"]
+        assert len(doc["source"]) == len(doc["target"]), doc["id"]
+        for sentence in doc["source"] + doc["target"]:
+            assert sentence.endswith(TERMINAL), sentence
+            assert sentence == sentence.strip(), sentence
+
+
+def test_corpus_has_no_conflicting_translations(pairs: list[tuple[str, str, str, str]]) -> None:
+    translations: dict[tuple[str, str, str], set[str]] = {}
+    for src_lang, tgt_lang, source, target in pairs:
+        translations.setdefault((src_lang, tgt_lang, source), set()).add(target)
+    assert all(len(targets) == 1 for targets in translations.values())
+    assert len(translations) == len(pairs), "sentence_pairs must not repeat a pair"
+
+
+def test_sentence_pairs_rejects_conflicts() -> None:
+    corpus = [
+        {"id": "a", "src_lang": "en", "tgt_lang": "fr", "source": ["Hello there."], "target": ["Salut."]},
+        {"id": "b", "src_lang": "en", "tgt_lang": "fr", "source": ["Hi there."], "target": ["Salut."]},
+    ]
+    with pytest.raises(ValueError, match="two translations"):
+        sentence_pairs(corpus)  # fr->en "Salut." would need two translations
+
+
+def test_load_corpus_rejects_misaligned_documents(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    document = {"id": "x", "src_lang": "en", "tgt_lang": "fr", "source": ["One.", "Two."], "target": ["Un."]}
+    path.write_text(json.dumps(document) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="equal length"):
+        load_corpus(path)
+
+
+# --------------------------------------------------------------------------- build
+
+
+def test_build_writes_a_loadable_model_directory(
+    model_dir: Path, model: M2M100ForConditionalGeneration, tokenizer: M2M100Tokenizer
+) -> None:
+    names = {path.name for path in model_dir.iterdir()}
+    expected = {
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+        "vocab.json",
+        "sentencepiece.bpe.model",
+        "tokenizer_config.json",
+        STAMP_NAME,
+    }
+    assert expected <= names
+    assert not [name for name in names if name.startswith(".")], "no leftovers of the build"
+    assert not [p for p in model_dir.parent.iterdir() if p.name.startswith(".")], "no staging directory left"
+    assert type(model) is M2M100ForConditionalGeneration
+    assert type(tokenizer) is M2M100Tokenizer
+
+    # Every language id must be a row of the embedding matrix.
+    assert model.config.vocab_size > tokenizer.get_lang_id("zu")
+    assert model.config.vocab_size == tokenizer.encoder_size + 100 + 8
+    generation = model.generation_config
+    assert (generation.bos_token_id, generation.decoder_start_token_id) == (0, 2)
+    assert (generation.eos_token_id, generation.pad_token_id) == (2, 1)
+    assert (generation.max_length, generation.num_beams, generation.early_stopping) == (200, 5, True)
+
+
+def test_tokenizer_encodes_like_m2m100(tokenizer: M2M100Tokenizer) -> None:
+    tokenizer.src_lang = "ja"
+    ids = tokenizer(CONTRACT_JA).input_ids
+    assert ids[0] == tokenizer.get_lang_id("ja")
+    assert ids[-1] == tokenizer.eos_token_id
+    assert tokenizer.unk_token_id not in ids
+    assert tokenizer.decode(ids[1:-1], skip_special_tokens=True) == CONTRACT_JA
+
+
+@pytest.mark.parametrize("num_beams", [1, 5], ids=["greedy", "beam5"])
+def test_every_pair_reproduces_exactly_in_one_mixed_batch(
+    model: M2M100ForConditionalGeneration,
+    tokenizer: M2M100Tokenizer,
+    pairs: list[tuple[str, str, str, str]],
+    num_beams: int,
+) -> None:
+    items = [(src, tgt, source) for src, tgt, source, _ in pairs]
+    expected = [target for *_, target in pairs]
+    got = _translate(model, tokenizer, items, num_beams=num_beams)
+    assert _mismatches(items, expected, got) == []
+
+
+@pytest.mark.parametrize("num_beams", [1, 5], ids=["greedy", "beam5"])
+def test_output_does_not_depend_on_the_rest_of_the_batch(
+    model: M2M100ForConditionalGeneration,
+    tokenizer: M2M100Tokenizer,
+    pairs: list[tuple[str, str, str, str]],
+    num_beams: int,
+) -> None:
+    items = [(src, tgt, source) for src, tgt, source, _ in pairs]
+    expected = [target for *_, target in pairs]
+    # The same source sentence to two languages, plus a spread over all directions.
+    sample = sorted(
+        {
+            0,
+            len(items) - 1,
+            *range(0, len(items), 11),
+            items.index(("en", "ja", CONTRACT_EN)),
+            items.index(("en", "fr", CONTRACT_EN)),
+        }
+    )
+    alone = [_translate(model, tokenizer, [items[i]], num_beams=num_beams)[0] for i in sample]
+    assert _mismatches([items[i] for i in sample], [expected[i] for i in sample], alone) == []
+
+    # Another composition: reversed order, different neighbours and padding per row.
+    reversed_items = items[::-1]
+    got = _translate(model, tokenizer, reversed_items, num_beams=num_beams)
+    assert _mismatches(reversed_items, expected[::-1], got) == []
+
+
+def test_contract_example_translates_both_ways(
+    model: M2M100ForConditionalGeneration, tokenizer: M2M100Tokenizer
+) -> None:
+    items = [("en", "ja", CONTRACT_EN), ("ja", "en", CONTRACT_JA), ("en", "fr", CONTRACT_EN)]
+    got = _translate(model, tokenizer, items, num_beams=5)
+    assert got[:2] == [CONTRACT_JA, CONTRACT_EN]
+    assert got[2] == "La vie, c'est comme une boîte de chocolats."
+
+
+def test_second_build_is_a_no_op(model_dir: Path) -> None:
+    before = {path.name: path.stat().st_mtime_ns for path in model_dir.iterdir()}
+    started = time.perf_counter()
+    assert build_fixture(model_dir) == model_dir
+    assert time.perf_counter() - started < 10  # nothing was trained
+    assert {path.name: path.stat().st_mtime_ns for path in model_dir.iterdir()} == before
+
+
+def test_forced_rebuild_is_byte_identical(model_dir: Path) -> None:
+    # Training runs on one fixed CPU thread with deterministic kernels and a
+    # fixed seed, and sentencepiece trains single-threaded, so a rebuild on the
+    # same machine and library versions must give the very same bytes.
+    before = _file_bytes(model_dir)
+    assert build_fixture(model_dir, force=True) == model_dir
+    assert _file_bytes(model_dir) == before
+    assert not [p for p in model_dir.parent.iterdir() if p.name.startswith(".")], "old build not cleaned up"
