@@ -63,7 +63,7 @@ def _file_bytes(directory: Path) -> dict[str, bytes]:
 
 
 def _mismatches(items: Sequence[Item], expected: Sequence[str], got: Sequence[str]) -> list[str]:
-    return [f"{item!r}: got {g!r}, want {e!r}" for item, e, g in zip(items, expected, got) if e != g]
+    return [f"{item!r}: got {g!r}, want {e!r}" for item, e, g in zip(items, expected, got, strict=True) if e != g]
 
 
 # --------------------------------------------------------------------------- fixtures
