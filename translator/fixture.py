@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # heavy imports stay lazy so that reading the corpus is cheap
     import torch
@@ -58,7 +58,10 @@ class _Settings:
     layers: int = 2
     heads: int = 4
     ffn_dim: int = 256
-    seed: int = 1234
+    seed: int = 1
+    # One thread, not two: the model is too small to gain from a second one, and
+    # when other processes (parallel tests, a running service) busy the cores,
+    # a second OpenMP thread makes every step spin-wait, ten times slower.
     torch_threads: int = 1
     learning_rate: float = 5e-3
     warmup_steps: int = 20
@@ -72,7 +75,6 @@ class _Settings:
     min_margin: float = 2.0
     # Logit gap enforced at the first step of a wrong beam hypothesis (see _Threat).
     threat_margin: float = 10.0
-    skip_margin: float = 6.0  # see _skip_loss; 0 turns it off
     beam_size: int = 5
     max_length: int = 200
 
@@ -124,8 +126,9 @@ def sentence_pairs(corpus: Sequence[dict]) -> list[tuple[str, str, str, str]]:
     seen: dict[tuple[str, str, str], str] = {}
     for document in corpus:
         src_lang, tgt_lang = document["src_lang"], document["tgt_lang"]
-        forward = [(src_lang, tgt_lang, s, t) for s, t in zip(document["source"], document["target"])]
-        backward = [(tgt_lang, src_lang, t, s) for s, t in zip(document["source"], document["target"])]
+        aligned = list(zip(document["source"], document["target"], strict=True))
+        forward = [(src_lang, tgt_lang, s, t) for s, t in aligned]
+        backward = [(tgt_lang, src_lang, t, s) for s, t in aligned]
         for pair in (*forward, *backward):
             key = pair[:3]
             if key in seen:
@@ -384,6 +387,7 @@ def _threat_batch(threats: Sequence[_Threat]) -> tuple[_Batch, torch.Tensor]:
 
 def _length_buckets(examples: Sequence[_Example], token_budget: int) -> list[_Batch]:
     """Fixed mini-batches of similar length: far less padding than one full batch."""
+
     def length(e: _Example) -> int:
         return max(len(e.source_ids), len(e.target_ids) + 2)
 
@@ -417,22 +421,6 @@ def _teacher_loss(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Ten
     return loss, (reference - others)[mask]
 
 
-def _skip_loss(logits: torch.Tensor, labels: torch.Tensor, margin: float) -> torch.Tensor:
-    """Hinge: at every step the reference must beat the token after it by `margin` logits.
-
-    Skipping one token is the typical wrong beam hypothesis of a memorising
-    model: it falls back into step right away and finishes one token early,
-    ahead of the reference (see _check_decoding).  A wide gap here keeps those
-    hypotheses far behind.
-    """
-    current, following = labels[:, :-1], labels[:, 1:]
-    mask = (current != -100) & (following != -100) & (current != following)
-    step_logits = logits[:, :-1][mask]
-    reference = step_logits.gather(-1, current[mask].unsqueeze(-1)).squeeze(-1)
-    skipped_to = step_logits.gather(-1, following[mask].unsqueeze(-1)).squeeze(-1)
-    return (margin - (reference - skipped_to)).clamp(min=0).mean()
-
-
 def _threat_loss(logits: torch.Tensor, labels: torch.Tensor, wrong: torch.Tensor, margin: float) -> torch.Tensor:
     """Hinge: the reference must beat the wrong token by `margin` logits where they split."""
     mask = labels != -100
@@ -445,8 +433,13 @@ def _threat_loss(logits: torch.Tensor, labels: torch.Tensor, wrong: torch.Tensor
 class _Trainer:
     """Trains until greedy and beam decoding give back every target exactly."""
 
-    def __init__(self, model: M2M100ForConditionalGeneration, tokenizer: M2M100Tokenizer,
-                 examples: Sequence[_Example], settings: _Settings) -> None:
+    def __init__(
+        self,
+        model: M2M100ForConditionalGeneration,
+        tokenizer: M2M100Tokenizer,
+        examples: Sequence[_Example],
+        settings: _Settings,
+    ) -> None:
         import torch
 
         self.model = model
@@ -473,8 +466,14 @@ class _Trainer:
         for round_no in range(1, settings.max_rounds + 1):
             self._train_epochs(settings.epochs_per_round)
             loss, min_margin = self._evaluate()
-            logger.debug("round %d (epoch %d): loss %.5f, min margin %.2f, %d threats",
-                         round_no, self.epoch, loss, min_margin, len(self.threats))
+            logger.debug(
+                "round %d (epoch %d): loss %.5f, min margin %.2f, %d threats",
+                round_no,
+                self.epoch,
+                loss,
+                min_margin,
+                len(self.threats),
+            )
             if min_margin < settings.min_margin:
                 continue
             failures, threats = _check_decoding(self.model, self.tokenizer, self.examples, settings.beam_size)
@@ -484,18 +483,14 @@ class _Trainer:
             logger.debug("round %d: %d decoding mismatches, e.g. %s", round_no, len(failures), failures[0])
             self._add_threats(threats)
         raise RuntimeError(
-            f"fixture model did not reproduce its corpus after {self.epoch} epochs; "
-            f"adjust the settings in {__name__}"
+            f"fixture model did not reproduce its corpus after {self.epoch} epochs; adjust the settings in {__name__}"
         )
 
     def _train_epochs(self, epochs: int) -> None:
         self.model.train()
         for _ in range(epochs):
             for batch in self.buckets:
-                logits = _logits(self.model, batch)
-                loss = _teacher_loss(logits, batch.labels)[0]
-                if self.settings.skip_margin > 0:
-                    loss = loss + _skip_loss(logits, batch.labels, self.settings.skip_margin)
+                loss = _teacher_loss(_logits(self.model, batch), batch.labels)[0]
                 if self.threat_batch is not None:
                     # A term in every step rather than a step of its own: Adam
                     # would give a lone step a full-size update and knock the
@@ -534,8 +529,13 @@ class _Trainer:
 # --------------------------------------------------------------------------- decoding
 
 
-def _generate(model: M2M100ForConditionalGeneration, examples: Sequence[_Example], *,
-              num_beams: int, num_return_sequences: int = 1) -> list[list[int]]:
+def _generate(
+    model: M2M100ForConditionalGeneration,
+    examples: Sequence[_Example],
+    *,
+    num_beams: int,
+    num_return_sequences: int = 1,
+) -> list[list[int]]:
     """Generate for all examples in ONE batch, as the service does; rows without the 2 prefix ids, cut at eos.
 
     Returns num_return_sequences rows per example; rows that never reached eos
@@ -546,7 +546,7 @@ def _generate(model: M2M100ForConditionalGeneration, examples: Sequence[_Example
     input_ids = _pad([e.source_ids for e in examples], _PAD_ID)
     decoder_input_ids = torch.tensor([[_DECODER_START_ID, e.target_lang_id] for e in examples])
     with torch.no_grad():
-        generated = model.generate(
+        generated = model.generate(  # type: ignore[misc]  # mypy cannot match generate's self type
             input_ids=input_ids,
             attention_mask=(input_ids != _PAD_ID).long(),
             decoder_input_ids=decoder_input_ids,
@@ -555,17 +555,19 @@ def _generate(model: M2M100ForConditionalGeneration, examples: Sequence[_Example
             do_sample=False,
         )
     rows = []
-    for row in generated[:, decoder_input_ids.shape[1]:].tolist():
+    for row in generated[:, decoder_input_ids.shape[1] :].tolist():
         rows.append(row[: row.index(_EOS_ID) + 1] if _EOS_ID in row else row)
     return rows
 
 
 def _decode(tokenizer: M2M100Tokenizer, row: Sequence[int]) -> str:
-    return tokenizer.decode([token for token in row if token != _EOS_ID], skip_special_tokens=True)
+    # decode returns a list only for batched input, never for one row of ids.
+    return cast(str, tokenizer.decode([token for token in row if token != _EOS_ID], skip_special_tokens=True))
 
 
-def _check_decoding(model: M2M100ForConditionalGeneration, tokenizer: M2M100Tokenizer,
-                    examples: Sequence[_Example], beam_size: int) -> tuple[list[str], list[_Threat]]:
+def _check_decoding(
+    model: M2M100ForConditionalGeneration, tokenizer: M2M100Tokenizer, examples: Sequence[_Example], beam_size: int
+) -> tuple[list[str], list[_Threat]]:
     """Exactness of greedy and beam decoding over all examples in one mixed batch.
 
     Text is compared, not token ids: another segmentation of the same text is
@@ -578,51 +580,47 @@ def _check_decoding(model: M2M100ForConditionalGeneration, tokenizer: M2M100Toke
     """
     model.eval()
     failures: list[str] = []
-    for example, row in zip(examples, _generate(model, examples, num_beams=1)):
+    for example, row in zip(examples, _generate(model, examples, num_beams=1), strict=True):
         if _decode(tokenizer, row) != example.target_text:
             failures.append(f"greedy: {example.target_text!r} -> {_decode(tokenizer, row)!r}")
     threats = []
     beams = _generate(model, examples, num_beams=beam_size, num_return_sequences=beam_size)
     for index, example in enumerate(examples):
-        hypotheses = beams[index * beam_size: (index + 1) * beam_size]
+        hypotheses = beams[index * beam_size : (index + 1) * beam_size]
         if _decode(tokenizer, hypotheses[0]) == example.target_text:
             continue
         failures.append(f"beam: {example.target_text!r} -> {_decode(tokenizer, hypotheses[0])!r}")
         reference = [*example.target_ids, _EOS_ID]
+        # Only the failed examples: mining every close call as well gives
+        # hundreds of threats, which slows training far more than it helps.
         for hypothesis in hypotheses:
             if hypothesis[-1:] == [_EOS_ID] and _decode(tokenizer, hypothesis) != example.target_text:
-                split = next(i for i, (a, b) in enumerate(zip(hypothesis, reference)) if a != b)
-                threats.append(_Threat(
-                    source_ids=example.source_ids,
-                    decoder_prefix=(_DECODER_START_ID, example.target_lang_id, *reference[:split]),
-                    reference_token=reference[split],
-                    wrong_token=hypothesis[split],
-                ))
+                # Both end in eos and differ, so they differ within the shorter one.
+                split = next(i for i, (a, b) in enumerate(zip(hypothesis, reference, strict=False)) if a != b)
+                threats.append(
+                    _Threat(
+                        source_ids=example.source_ids,
+                        decoder_prefix=(_DECODER_START_ID, example.target_lang_id, *reference[:split]),
+                        reference_token=reference[split],
+                        wrong_token=hypothesis[split],
+                    )
+                )
     return failures, threats
-
-
-def _translate(model: M2M100ForConditionalGeneration, tokenizer: M2M100Tokenizer,
-               items: Sequence[tuple[str, str, str]], *, num_beams: int) -> list[str]:
-    """Decode (src_lang, tgt_lang, text) items in one mixed batch, as the service does."""
-    examples = [
-        _Example(tuple(_encode_source(tokenizer, src, text)), tokenizer.get_lang_id(tgt), (), "")
-        for src, tgt, text in items
-    ]
-    return [
-        _decode(tokenizer, row)
-        for row in _generate(model, examples, num_beams=num_beams)
-    ]
 
 
 # --------------------------------------------------------------------------- build
 
 
 @contextmanager
-def _deterministic_torch(threads: int) -> Iterator[None]:
+def _quiet_deterministic_torch(threads: int) -> Iterator[None]:
+    """Fixed threads, deterministic kernels, no progress bars; restores all of it afterwards."""
     import torch
+    from transformers.utils import logging as hf_logging
 
     previous_threads = torch.get_num_threads()
     previous_deterministic = torch.are_deterministic_algorithms_enabled()
+    bars_were_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # save/load progress bars are noise in build logs
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     # Once the loss is tiny, gradients go subnormal and CPU arithmetic on them
@@ -634,6 +632,8 @@ def _deterministic_torch(threads: int) -> Iterator[None]:
         torch.set_flush_denormal(False)  # torch's default; the previous value cannot be read back
         torch.use_deterministic_algorithms(previous_deterministic)
         torch.set_num_threads(previous_threads)
+        if bars_were_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def _build_into(directory: Path, corpus_path: Path, settings: _Settings) -> None:
@@ -645,17 +645,21 @@ def _build_into(directory: Path, corpus_path: Path, settings: _Settings) -> None
     _check_round_trip(tokenizer, pairs)
     examples = _encode_pairs(tokenizer, pairs)
 
-    with _deterministic_torch(settings.torch_threads):
+    with _quiet_deterministic_torch(settings.torch_threads):
         model = _make_model(_model_vocab_size(tokenizer), settings)
         _Trainer(model, tokenizer, examples, settings).run()
         model.save_pretrained(directory)
         tokenizer.save_pretrained(directory)
-    shutil.rmtree(spm_dir)
-    _check_saved(directory, model, examples, pairs)
+        shutil.rmtree(spm_dir)
+        _check_saved(directory, model, examples, pairs)
 
 
-def _check_saved(directory: Path, model: M2M100ForConditionalGeneration, examples: Sequence[_Example],
-                 pairs: Sequence[tuple[str, str, str, str]]) -> None:
+def _check_saved(
+    directory: Path,
+    model: M2M100ForConditionalGeneration,
+    examples: Sequence[_Example],
+    pairs: Sequence[tuple[str, str, str, str]],
+) -> None:
     """The service loads the directory, not our objects: make sure nothing changed on the way.
 
     Decoding was verified on the in-memory model; identical weights, generation
@@ -679,6 +683,11 @@ def _check_saved(directory: Path, model: M2M100ForConditionalGeneration, example
 def _publish(staging: Path, output_dir: Path, stamp: str) -> None:
     """Swap the finished staging directory into place (renames only, so never half-written)."""
     (staging / STAMP_NAME).write_text(stamp, encoding="utf-8")
+    # mkdtemp and some writers create owner-only files; the model is meant to be
+    # read by whoever runs the service or the tests.
+    staging.chmod(0o755)
+    for path in staging.iterdir():
+        path.chmod(0o644)
     retired = None
     if output_dir.exists():
         retired = output_dir.with_name(f".{output_dir.name}.old-{os.getpid()}-{time.monotonic_ns()}")
@@ -729,8 +738,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild even if the stamp matches")
     parser.add_argument("-v", "--verbose", action="store_true", help="log training progress")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    print(build_fixture(args.output, force=args.force))
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+    )
+    print(build_fixture(args.output, force=args.force))  # noqa: T201 - CLI output
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -67,6 +67,16 @@ def _mismatches(items: Sequence[Item], expected: Sequence[str], got: Sequence[st
 
 
 # --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread() -> Iterator[None]:
+    # The model is tiny: a second thread gains nothing, and on a busy machine
+    # (tests in parallel, a service running) OpenMP spin-waits make it far slower.
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
 
 
 @pytest.fixture(scope="session")
@@ -130,6 +140,15 @@ def test_corpus_has_no_conflicting_translations(pairs: list[tuple[str, str, str,
         translations.setdefault((src_lang, tgt_lang, source), set()).add(target)
     assert all(len(targets) == 1 for targets in translations.values())
     assert len(translations) == len(pairs), "sentence_pairs must not repeat a pair"
+
+
+def test_corpus_survives_tokenization_space_cleanup(
+    tokenizer: M2M100Tokenizer, pairs: list[tuple[str, str, str, str]]
+) -> None:
+    # Decoding with or without clean_up_tokenization_spaces must give the same
+    # text (this is why the French questions have no space before "?").
+    for *_, target in pairs:
+        assert tokenizer.clean_up_tokenization(target) == target
 
 
 def test_sentence_pairs_rejects_conflicts() -> None:
