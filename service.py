@@ -7,6 +7,7 @@ merges the pieces of concurrent requests into shared `generate` calls.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from typing import Annotated
@@ -17,8 +18,10 @@ from pydantic import Field
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.edge import EdgeMiddleware, languages_app
 from translator.errors import TranslationError, TranslationFailed, Unavailable, http_response
+from translator.health import EngineGate
 from translator.pipeline import translate_payload
 from translator.schemas import EXAMPLE_PAYLOAD, Payload, Piece, PieceResult, TranslationResult
+from translator.warmup import warm_dispatcher
 
 with bentoml.importing():
     import aiohttp
@@ -53,6 +56,41 @@ class TranslationEngine:
 
     def __init__(self) -> None:
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
+        self.warm = not SETTINGS.engine.warmup
+        self._warmup_task: asyncio.Task[None] | None = None
+
+    @bentoml.on_startup
+    async def start_warmup(self) -> None:
+        # Readiness stays false until the dispatcher has learned its cost model (translator.warmup):
+        # traffic arriving before that would be batched one call at a time and over-shed.
+        if not self.warm:
+            self._warmup_task = asyncio.get_running_loop().create_task(self._warm_up())
+
+    async def _warm_up(self) -> None:
+        # `to_async`, this service's client to itself (through its own HTTP app and dispatcher),
+        # is attached just after the startup hooks have run.
+        while "to_async" not in vars(self):
+            await asyncio.sleep(0.05)
+        source, target = self.translator.warmup_pair()
+
+        async def call(pieces: list[Piece]) -> list[PieceResult] | None:
+            try:
+                return await self.to_async.translate(pieces)
+            except BentoMLException as exc:
+                if exc.error_code == 503:  # shed by the dispatcher: it is learning, not failing
+                    return None
+                raise
+
+        try:
+            await warm_dispatcher(call, source, target, SETTINGS.batching.max_batch_size)
+        except Exception:
+            # Never ready: the startup probe's budget runs out and Kubernetes restarts the pod.
+            logger.exception("engine warm-up failed; readiness stays false")
+            return
+        self.warm = True
+
+    def __is_ready__(self) -> bool:
+        return self.warm
 
     @bentoml.api(
         batchable=True,
@@ -72,6 +110,27 @@ class Translation:
 
     def __init__(self) -> None:
         self.languages = frozenset(supported_languages())
+        self.gate = EngineGate(lambda timeout: self.engine.is_ready(timeout))
+
+    @bentoml.on_startup
+    async def watch_engine(self) -> None:
+        self.gate.start()
+
+    @bentoml.on_shutdown
+    async def stop_watching(self) -> None:
+        await self.gate.close()
+
+    async def __is_ready__(self) -> bool:
+        # Answered from the gate (which asks the engine, bounded): BentoML's own dependency probe,
+        # which runs only if this says yes, lets a refused connection escape as a 500 and waits
+        # on a dead engine's socket.
+        ready = self.gate.is_up and await self.gate.probe()
+        return ready
+
+    def __is_alive__(self) -> bool:
+        # False only when the engine has stayed unreachable past the gate's limit: in a container
+        # nothing respawns it, and restarting the pod is the way back.
+        return self.gate.is_alive()
 
     @bentoml.api(route="/translation")
     async def translation(
@@ -92,13 +151,15 @@ class Translation:
     async def _call_engine(self, pieces: list[Piece]) -> list[PieceResult]:
         for attempt in (1, 2):
             try:
-                return await self.engine.to_async.translate(pieces)
+                return await self.gate.call(lambda: self.engine.to_async.translate(pieces))
             except aiohttp.ClientConnectionError as exc:
-                # The pool may drop a connection under us (see bentoml-notes); translation is
-                # idempotent, so one retry is safe.
-                if attempt == 2:
-                    raise Unavailable(f"the translation engine is unreachable: {exc}") from exc
-                logger.warning("engine connection failed (%s); retrying once", exc)
+                # A dropped connection is either the pool recycling it (see bentoml-notes; the
+                # engine still answers, and translation is idempotent: retry once) or a dead engine.
+                if attempt == 1 and await self.gate.probe():
+                    logger.warning("engine connection failed (%s); retrying once", exc)
+                    continue
+                self.gate.mark_down(f"the translation engine is unreachable ({type(exc).__name__})")
+                raise Unavailable(f"the translation engine is unreachable: {exc}") from exc
             except TimeoutError as exc:
                 raise Unavailable("the translation engine did not answer in time") from exc
             except BentoMLException as exc:
@@ -108,4 +169,6 @@ class Translation:
         raise AssertionError("unreachable")
 
 
-Translation.add_asgi_middleware(EdgeMiddleware)
+Translation.add_asgi_middleware(
+    EdgeMiddleware, max_in_flight=SETTINGS.admission.per_worker(SETTINGS.api_service.get("workers", 1))
+)

@@ -28,7 +28,7 @@ DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "bentoconfigurati
 
 # Service keys that BentoML's own config schema accepts and that are safe to pass to
 # `@bentoml.service(...)` unchanged.
-_SERVICE_KEYS = ("http", "workers", "threads", "traffic", "runner_connection", "resources", "metrics")
+_SERVICE_KEYS = ("http", "workers", "threads", "traffic", "runner_connection", "resources", "metrics", "logging")
 
 
 class ConfigError(ValueError):
@@ -52,6 +52,9 @@ class Generation:
     # sentence is never cut; the checkpoint's fixed `max_length` (200 for m2m100) is not used.
     max_length_ratio: float = 3.0
     max_length_margin: int = 16
+    # For benchmarks with random weights: every output gets exactly this many tokens (end of
+    # sentence suppressed until then), so the work per sentence is known. Null in production.
+    forced_new_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,17 @@ class Engine:
 
 
 @dataclass(frozen=True)
+class Admission:
+    # Requests in flight on the HTTP service (all workers together) before new ones get 429.
+    # Enforced by translator.edge rather than BentoML's `traffic.max_concurrency`, whose 429 has no
+    # Retry-After and comes from a middleware outside any the service can add.
+    max_concurrency: int = 256
+
+    def per_worker(self, workers: int) -> int:
+        return max(1, -(-self.max_concurrency // max(1, workers)))
+
+
+@dataclass(frozen=True)
 class Settings:
     path: Path
     api_service: dict[str, Any] = field(default_factory=dict)
@@ -73,6 +87,7 @@ class Settings:
     batching: Batching = field(default_factory=Batching)
     generation: Generation = field(default_factory=Generation)
     engine: Engine = field(default_factory=Engine)
+    admission: Admission = field(default_factory=Admission)
 
 
 def config_path() -> Path:
@@ -100,6 +115,17 @@ def load_settings(path: Path | None = None) -> Settings:
     engine = _mapping(services.get(ENGINE_SERVICE), f"services.{ENGINE_SERVICE}", path)
     where = f"services.{ENGINE_SERVICE}.translation"
     translation = _mapping(engine.get("translation"), where, path)
+    api_where = f"services.{API_SERVICE}.translation"
+    api_translation = _mapping(api.get("translation"), api_where, path)
+    admission = _section(Admission, api_translation.get("admission"), f"{api_where}.admission", path)
+    if admission.max_concurrency < 1:
+        raise ConfigError(f"{path}: {api_where}.admission.max_concurrency must be >= 1")
+    if "max_concurrency" in (api.get("traffic") or {}):
+        # BentoML would enforce it before our edge sees the request: 429s without Retry-After.
+        raise ConfigError(
+            f"{path}: services.{API_SERVICE}.traffic.max_concurrency is not used here; "
+            f"set {api_where}.admission.max_concurrency instead"
+        )
 
     batching = _section(Batching, engine.get("batching"), f"services.{ENGINE_SERVICE}.batching", path)
     if batching.max_batch_size < 2:
@@ -107,14 +133,18 @@ def load_settings(path: Path | None = None) -> Settings:
         raise ConfigError(f"{path}: services.{ENGINE_SERVICE}.batching.max_batch_size must be >= 2")
     if batching.max_latency_ms < 1:
         raise ConfigError(f"{path}: services.{ENGINE_SERVICE}.batching.max_latency_ms must be >= 1")
+    generation = _section(Generation, translation.get("generation"), f"{where}.generation", path)
+    if generation.forced_new_tokens is not None and generation.forced_new_tokens < 1:
+        raise ConfigError(f"{path}: {where}.generation.forced_new_tokens must be >= 1 or null")
 
     return Settings(
         path=path,
         api_service=_service_kwargs(api),
         engine_service=_service_kwargs(engine),
         batching=batching,
-        generation=_section(Generation, translation.get("generation"), f"{where}.generation", path),
+        generation=generation,
         engine=_section(Engine, translation.get("engine"), f"{where}.engine", path),
+        admission=admission,
     )
 
 

@@ -78,6 +78,9 @@ class Translator:
         self.lang_ids: dict[str, int] = dict(self.tokenizer.lang_code_to_id)
         # Positions beyond this are not what the model was trained on; the output budget stops here.
         self.max_positions = int(self.model.config.max_position_embeddings)
+        forced = self.generation.forced_new_tokens
+        if forced is not None and not 1 <= forced <= self.max_positions - 2:
+            raise ValueError(f"forced_new_tokens must be between 1 and {self.max_positions - 2}, not {forced}")
         self._drop_ids = set(self.tokenizer.all_special_ids) | set(self.lang_ids.values())
         self._drop_ids.discard(self.unk_id)
         self._vocab = self.tokenizer.encoder
@@ -96,9 +99,14 @@ class Translator:
     def languages(self) -> list[str]:
         return sorted(self.lang_ids)
 
-    def warm_up(self) -> None:
+    def warmup_pair(self) -> tuple[str, str]:
+        """A language pair this checkpoint has, preferring common ones, to warm up with."""
         source = "en" if "en" in self.lang_ids else self.languages[0]
-        target = next((code for code in ("fr", "de", "ja") if code in self.lang_ids), source)
+        target = next((code for code in ("fr", "de", "ja") if code in self.lang_ids and code != source), source)
+        return source, target
+
+    def warm_up(self) -> None:
+        source, target = self.warmup_pair()
         self.translate([Piece(text=text, source=source, target=target) for text in _WARMUP_TEXTS])
 
     def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]:
@@ -173,28 +181,36 @@ class Translator:
         # Per-row target language: the decoder starts from [</s>, __tgt__] in each row, which is
         # what `forced_bos_token_id` does for a whole batch, so mixed pairs share one call.
         prefix = torch.tensor([[self.decoder_start_id, t] for t in targets], dtype=torch.long)
-        budget = min(
-            math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin,
-            self.max_positions - prefix.shape[1],
-        )
+        forced = self.generation.forced_new_tokens
+        if forced:
+            # Benchmarks: exactly `forced` new tokens per row, whatever the (random) weights say.
+            budget = forced
+            lengths = {"min_new_tokens": forced, "max_new_tokens": forced}
+        else:
+            budget = min(
+                math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin,
+                self.max_positions - prefix.shape[1],
+            )
+            lengths = {"max_new_tokens": budget}
         with torch.inference_mode():
             output = self.model.generate(
                 input_ids=input_ids.to(self.device),
                 attention_mask=attention.to(self.device),
                 decoder_input_ids=prefix.to(self.device),
                 num_beams=self.num_beams,
-                max_new_tokens=budget,
+                **lengths,
                 max_length=None,
                 **self._overrides,
                 forced_bos_token_id=None,
                 do_sample=False,
             )
-        return [self._decode(row[prefix.shape[1] :].tolist(), budget) for row in output.cpu()]
+        warn_at = None if forced else budget
+        return [self._decode(row[prefix.shape[1] :].tolist(), warn_at) for row in output.cpu()]
 
-    def _decode(self, ids: list[int], budget: int) -> str:
+    def _decode(self, ids: list[int], budget: int | None) -> str:
         if self.eos_id in ids:
             ids = ids[: ids.index(self.eos_id)]
-        elif len(ids) >= budget:
+        elif budget is not None and len(ids) >= budget:
             logger.warning("output reached its length budget of %d tokens without ending", budget)
         # Language ids are dropped by id: current transformers no longer counts `__ja__` as a
         # special token, so `skip_special_tokens=True` alone leaves it in the text.

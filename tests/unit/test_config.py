@@ -66,6 +66,12 @@ def test_generation_and_engine_sections(tmp_path):
     assert settings.engine.max_batch_tokens == 99
 
 
+def test_forced_new_tokens_is_off_in_the_repository_config_and_read_when_set(tmp_path):
+    assert load_settings(DEFAULT_CONFIG_PATH).generation.forced_new_tokens is None
+    settings = load_settings(write(tmp_path, engine({"generation": {"num_beams": 1, "forced_new_tokens": 16}})))
+    assert settings.generation.forced_new_tokens == 16
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
@@ -74,6 +80,7 @@ def test_generation_and_engine_sections(tmp_path):
         (engine({"generation": {"beams": 2}}), "unknown key(s) in services.TranslationEngine.translation.generation"),
         (engine({"engine": {"warmup": "yes"}}), "translation.engine.warmup must be of type bool"),
         (engine({"engine": {"max_batch_tokens": -1}}), "must not be negative"),
+        (engine({"generation": {"forced_new_tokens": 0}}), "generation.forced_new_tokens must be >= 1 or null"),
         ({"services": []}, "services must be a mapping"),
     ],
 )

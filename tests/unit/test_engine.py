@@ -138,3 +138,38 @@ def test_literal_language_token_in_text_is_plain_text(translator):
 def test_languages_come_from_the_tokenizer(translator):
     assert {"en", "ja", "fr", "de", "es", "zh"} <= set(translator.languages)
     assert len(translator.languages) == 100
+
+
+@pytest.mark.parametrize("beams", [1, 2])
+def test_forced_new_tokens_gives_every_output_exactly_that_many_tokens(fixture_model, pairs, beams, monkeypatch):
+    forced_tokens = 7
+    forced = Translator(
+        fixture_model, Engine(warmup=False), Generation(num_beams=beams, forced_new_tokens=forced_tokens)
+    )
+    sample = pairs[::9]
+    # Without forcing, these would end at different lengths, some shorter and some longer than 7.
+    natural = {len(forced.tokenizer.sp_model.encode(ref)) for *_, ref in sample}
+    assert min(natural) < forced_tokens < max(natural)
+    calls = []
+    original = forced.model.generate
+
+    def spy(**kwargs):
+        output = original(**kwargs)
+        calls.append((kwargs["decoder_input_ids"].shape[1], output))
+        return output
+
+    monkeypatch.setattr(forced.model, "generate", spy)
+    results = forced.translate(pieces_of(sample))
+    assert [r.error for r in results] == [None] * len(sample)
+    assert len({(p.source, p.target) for p in pieces_of(sample)}) > 3
+    ((prefix, output),) = calls
+    generated = output[:, prefix:]
+    assert tuple(generated.shape) == (len(sample), forced_tokens)
+    # No row ended early (eos) or was padded after ending: every row has exactly 7 real tokens.
+    assert not (generated == forced.eos_id).any()
+    assert not (generated == forced.pad_id).any()
+
+
+def test_forced_new_tokens_out_of_range_is_refused(fixture_model):
+    with pytest.raises(ValueError, match="forced_new_tokens"):
+        Translator(fixture_model, Engine(warmup=False), Generation(forced_new_tokens=5000))

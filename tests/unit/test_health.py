@@ -1,0 +1,132 @@
+"""The API worker's view of the engine: refuse at once while it is down, recover when it is back."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from translator.errors import Unavailable
+from translator.health import EngineGate
+
+
+class FakeEngine:
+    def __init__(self, ready: bool = True) -> None:
+        self.ready = ready
+        self.hang = False
+        self.probes = 0
+
+    async def is_ready(self, timeout: float) -> bool:
+        self.probes += 1
+        if self.hang:
+            await asyncio.sleep(3600)
+        return self.ready
+
+
+def gate_for(engine: FakeEngine, **kwargs) -> EngineGate:
+    options = {"probe_timeout_s": 0.05, "watch_interval_s": 0.01, "recheck_interval_s": 0.01, **kwargs}
+    return EngineGate(engine.is_ready, **options)
+
+
+async def until(condition, limit: float = 2.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while not condition():
+        assert loop.time() < deadline, "condition never became true"
+        await asyncio.sleep(0.005)
+
+
+def test_starts_down_and_opens_once_the_engine_is_ready() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(ready=False)
+        gate = gate_for(engine)
+        with pytest.raises(Unavailable, match="starting"):
+            await gate.call(lambda: asyncio.sleep(0, result="never"))
+        gate.start()
+        await asyncio.sleep(0.05)
+        assert not gate.is_up
+        engine.ready = True
+        await until(lambda: gate.is_up)
+        assert await gate.call(lambda: asyncio.sleep(0, result="ok")) == "ok"
+        await gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_hanging_probe_is_a_no_within_its_timeout() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine()
+        engine.hang = True
+        gate = gate_for(engine)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        assert await gate.probe() is False
+        assert loop.time() - started < 1.0
+
+    asyncio.run(scenario())
+
+
+def test_closing_the_gate_answers_waiting_calls_with_503() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine()
+        gate = gate_for(engine, watch_interval_s=3600)
+        gate.mark_up()
+        waiting = asyncio.ensure_future(gate.call(lambda: asyncio.sleep(3600)))
+        await asyncio.sleep(0.01)
+        engine.ready = False
+        gate.mark_down("the translation engine is unreachable (test)")
+        with pytest.raises(Unavailable, match="unreachable"):
+            await asyncio.wait_for(waiting, 1.0)
+        with pytest.raises(Unavailable, match="retry later"):
+            await gate.call(lambda: asyncio.sleep(0))
+        engine.ready = True
+        await until(lambda: gate.is_up)
+        await gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_request_is_not_turned_into_a_503() -> None:
+    # A client that goes away cancels its handler: that cancellation must propagate as such.
+    async def scenario() -> None:
+        gate = gate_for(FakeEngine())
+        gate.mark_up()
+        waiting = asyncio.ensure_future(gate.call(lambda: asyncio.sleep(3600)))
+        await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert gate.is_up
+
+    asyncio.run(scenario())
+
+
+def test_watchdog_closes_only_after_several_failed_checks() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine()
+        gate = gate_for(engine, failures_to_close=3)
+        gate.start()
+        await until(lambda: gate.is_up)
+        engine.ready = False
+        probes = engine.probes
+        await until(lambda: not gate.is_up)
+        assert engine.probes - probes >= 3
+        assert "3 health checks" in gate.reason
+        await gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_liveness_fails_only_after_a_long_outage_of_an_engine_once_seen() -> None:
+    now = [0.0]
+    engine = FakeEngine(ready=False)
+    gate = EngineGate(engine.is_ready, dead_after_s=100, clock=lambda: now[0])
+    now[0] = 1000.0
+    assert gate.is_alive(), "an engine still loading for the first time is the startup probe's business"
+    gate.mark_up()
+    # mark_down starts a recovery task, which needs a loop; the clock is what this test is about.
+    gate.down_since, gate.reason = now[0], "gone"
+    now[0] += 99
+    assert gate.is_alive()
+    now[0] += 2
+    assert not gate.is_alive()

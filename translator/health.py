@@ -1,0 +1,152 @@
+"""What one API worker believes about the engine, so that it answers 503 instead of hanging.
+
+When the engine process dies, BentoML's arbiter keeps its listening socket open: new calls
+connect and then wait, up to `traffic.timeout` (300 s), for a process that may never come (in a
+container, dead workers are not respawned and the server does not exit). So each API worker keeps
+a gate:
+
+- **up**: calls pass. A watchdog asks the engine's `/readyz` every few seconds with a short
+  timeout; several failures in a row, or a dropped connection that a probe does not explain away,
+  close the gate.
+- **down**: calls are refused at once (503, Retry-After), calls already waiting on the engine are
+  cancelled and answered 503 too, and a recovery loop probes twice a second until the engine says
+  ready again (it says so only after its warm-up). The gate starts down ("starting").
+- **dead**: down for longer than `dead_after_s` after having been up once. `/livez` turns false,
+  so Kubernetes restarts the container: the way out when the engine will not come back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from translator.errors import Unavailable
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Probe = Callable[[float], Awaitable[bool]]
+
+
+class EngineGate:
+    def __init__(
+        self,
+        probe: Probe,
+        *,
+        probe_timeout_s: float = 2.0,
+        watch_interval_s: float = 5.0,
+        failures_to_close: int = 3,
+        recheck_interval_s: float = 0.5,
+        dead_after_s: float = 180.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._probe = probe
+        self.probe_timeout_s = probe_timeout_s
+        self.watch_interval_s = watch_interval_s
+        self.failures_to_close = failures_to_close
+        self.recheck_interval_s = recheck_interval_s
+        self.dead_after_s = dead_after_s
+        self._clock = clock
+        self.down_since: float | None = clock()
+        self.reason = "the translation engine is starting"
+        self._seen_up = False
+        self._waiting: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task] = set()
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def is_up(self) -> bool:
+        return self.down_since is None
+
+    def is_alive(self) -> bool:
+        if self.down_since is None or not self._seen_up:
+            return True
+        return self._clock() - self.down_since < self.dead_after_s
+
+    def mark_up(self) -> None:
+        if self.down_since is not None:
+            logger.info("translation engine ready; accepting calls (%s before)", self.reason)
+        self.down_since = None
+        self._seen_up = True
+
+    def mark_down(self, reason: str) -> None:
+        if self.down_since is not None:
+            return
+        logger.warning("translation engine unavailable: %s; refusing calls until it is ready", reason)
+        self.down_since = self._clock()
+        self.reason = reason
+        for task in list(self._waiting):
+            task.cancel()
+        self._spawn(self._recover())
+
+    # -- probing -------------------------------------------------------------------------------
+
+    async def probe(self) -> bool:
+        """One bounded readiness question; any failure (refused, reset, timeout) is a no."""
+        try:
+            return bool(await asyncio.wait_for(self._probe(self.probe_timeout_s), self.probe_timeout_s))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the client raises, the answer is "not ready"
+            logger.debug("engine probe failed: %r", exc)
+            return False
+
+    def start(self) -> None:
+        """Begin watching (call from within the worker's event loop)."""
+        self._spawn(self._recover())
+        self._spawn(self._watch())
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def _recover(self) -> None:
+        while self.down_since is not None:
+            if await self.probe():
+                self.mark_up()
+                return
+            await asyncio.sleep(self.recheck_interval_s)
+
+    async def _watch(self) -> None:
+        failures = 0
+        while True:
+            await asyncio.sleep(self.watch_interval_s)
+            if not self.is_up:
+                failures = 0
+                continue
+            if await self.probe():
+                failures = 0
+                continue
+            failures += 1
+            if failures >= self.failures_to_close:
+                # Several in a row: one slow answer from a busy engine is not a death.
+                self.mark_down(f"the translation engine did not answer {failures} health checks")
+                failures = 0
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def call(self, make_call: Callable[[], Awaitable[T]]) -> T:
+        """Run one engine call, refusing it while down and abandoning it if the gate closes."""
+        if self.down_since is not None:
+            raise Unavailable(f"{self.reason}; retry later")
+        task = asyncio.ensure_future(make_call())
+        self._waiting.add(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and self.down_since is not None and not (current and current.cancelling()):
+                raise Unavailable(f"{self.reason}; retry later") from None
+            raise
+        finally:
+            self._waiting.discard(task)
