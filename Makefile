@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture serve-fixture test eval lint clean
+.PHONY: setup serve fixture serve-fixture test eval bench bench-smoke soak lint clean
 
 setup: $(VENV)/.installed
 
@@ -42,6 +42,21 @@ EVAL_OUT  ?= build/eval
 eval: $(if $(URL),setup,fixture)
 	$(BIN)/python -m translator.evaluate --data $(EVAL_DATA) --output $(EVAL_OUT) \
 		$(if $(URL),--url $(URL),--model $(FIXTURE)) $(EVAL_ARGS)
+
+# Offline limit vs this service vs a per-request FastAPI baseline, same model and sentences
+# (bench/README.md). The full run takes ~40 min on 2 CPU cores: run it on a quiet machine.
+# BENCH_ARGS="--model-id ./m2m100_418M --name real" for real weights; results in bench/results/.
+bench: setup
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The harness on the fixture model, a few seconds per point (the test suite runs the same).
+bench-smoke: setup
+	$(BIN)/python -m bench --smoke $(BENCH_ARGS)
+
+# Ten minutes (SOAK_ARGS="--minutes 30" for more) of mixed load on one server, every answer
+# checked against the fixture corpus and the server's memory sampled: nothing lost, nothing grows.
+soak: setup
+	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

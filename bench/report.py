@@ -1,0 +1,233 @@
+"""Rows to files: <name>.json, <name>.md, <name>-throughput.png and <name>-p99.png."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+SYSTEMS = ("offline", "service", "baseline")
+TARGET_CONCURRENCY = 32
+
+# (column, header) of the markdown table, in order.
+COLUMNS = (
+    ("system", "system"),
+    ("concurrency", "conc."),
+    ("records_per_request", "records/req"),
+    ("batch_size", "batch"),
+    ("requests", "requests"),
+    ("failed_requests", "failed"),
+    ("sentences_per_s", "sentences/s"),
+    ("generated_tokens_per_s", "gen. tokens/s"),
+    ("latency_p50_s", "p50 s"),
+    ("latency_p95_s", "p95 s"),
+    ("latency_p99_s", "p99 s"),
+    ("mean_batch_size", "mean batch"),
+    ("peak_pss_mb", "peak PSS MiB"),
+    ("peak_rss_mb", "peak RSS MiB"),
+    ("processes", "procs"),
+    ("client_cpu_share", "client CPU"),
+)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if value >= 100:
+            return f"{value:.0f}"
+        if value >= 10:
+            return f"{value:.1f}"
+        return f"{value:.3g}" if value < 1 else f"{value:.2f}"
+    return str(value)
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def _find(rows: Sequence[dict], system: str, concurrency: int | None = None, records: int | None = None) -> dict | None:
+    for row in rows:
+        if row["system"] == system and row["concurrency"] == concurrency and row["records_per_request"] == records:
+            return row
+    return None
+
+
+def offline_full_batch(rows: Sequence[dict], max_batch_size: int) -> dict | None:
+    candidates = [r for r in rows if r["system"] == "offline" and r["batch_size"] == max_batch_size]
+    return candidates[0] if candidates else None
+
+
+def summary(rows: Sequence[dict], meta: dict) -> list[dict]:
+    """The issue's targets, evaluated at concurrency 32 (or the highest run if 32 was not)."""
+    max_batch = meta["settings"]["batching"]["max_batch_size"]
+    max_latency_s = meta["settings"]["batching"]["max_latency_ms"] / 1000
+    served = sorted({r["concurrency"] for r in rows if r["system"] == "service"})
+    if not served:
+        return []
+    conc = TARGET_CONCURRENCY if TARGET_CONCURRENCY in served else served[-1]
+    offline = offline_full_batch(rows, max_batch)
+    offline_rate = offline["sentences_per_s"] if offline else None
+    batch_time = offline["latency_p50_s"] if offline else None
+    checks: list[dict] = []
+
+    def check(name: str, value: float | None, target: float, higher_is_better: bool, detail: str) -> None:
+        met = None if value is None else (value >= target if higher_is_better else value <= target)
+        checks.append({"target": name, "value": value, "bound": target, "met": met, "detail": detail})
+
+    for records in sorted({r["records_per_request"] for r in rows if r["system"] == "service"}):
+        service = _find(rows, "service", conc, records)
+        baseline = _find(rows, "baseline", conc, records)
+        if service is None:
+            continue
+        where = f"concurrency {conc}, {records} record(s)/request"
+        if records == 1:
+            check(
+                "service / baseline sentences/s ≥ 4",
+                _ratio(service["sentences_per_s"], baseline["sentences_per_s"] if baseline else None),
+                4.0,
+                True,
+                where,
+            )
+            versus_offline = _ratio(service["sentences_per_s"], offline_rate)
+            check("service / offline sentences/s ≥ 0.7", versus_offline, 0.7, True, where)
+            check("service failed requests = 0", float(service["failed_requests"]), 0.0, False, where)
+        else:
+            versus_offline = _ratio(service["sentences_per_s"], offline_rate)
+            check("service / offline sentences/s ≥ 0.8", versus_offline, 0.8, True, where)
+        bound = 2 * (max_latency_s + batch_time) if batch_time is not None else None
+        checks.append(
+            {
+                "target": "service p99 ≤ 2 × (max_latency_ms + one full batch) [s]",
+                "value": service["latency_p99_s"],
+                "bound": bound,
+                "met": None if bound is None or service["latency_p99_s"] is None else service["latency_p99_s"] <= bound,
+                "detail": f"{where}; one batch of {max_batch} offline: {_fmt(batch_time)} s",
+            }
+        )
+    service_peak = max((r["peak_pss_mb"] or 0 for r in rows if r["system"] == "service"), default=None)
+    one_model = meta.get("one_model_process_pss_mb")
+    check(
+        "service peak PSS / one model process ≤ 1.3",
+        _ratio(service_peak, one_model),
+        1.3,
+        False,
+        f"service peak {_fmt(service_peak)} MiB (all points), offline batch-{max_batch} process {_fmt(one_model)} MiB",
+    )
+    return checks
+
+
+def write_json(path: Path, meta: dict, rows: Sequence[dict], checks: Sequence[dict]) -> None:
+    path.write_text(json.dumps({"meta": meta, "rows": list(rows), "summary": list(checks)}, indent=2) + "\n")
+
+
+def write_markdown(path: Path, meta: dict, rows: Sequence[dict], checks: Sequence[dict]) -> None:
+    settings = meta["settings"]
+    lines = [
+        f"# Benchmark `{meta['name']}`",
+        "",
+        f"- machine: {meta['machine']['cpu']}, {meta['machine']['cores']} cores, "
+        f"{meta['machine']['ram_gib']} GiB RAM, device {meta['machine'].get('device') or '?'}, "
+        f"torch {meta['machine']['torch']}",
+        f"- model: {meta['model']['description']}",
+        f"- generation: beams {settings['generation']['num_beams']}, "
+        f"forced new tokens {settings['generation']['forced_new_tokens']}; batching: max_batch_size "
+        f"{settings['batching']['max_batch_size']}, max_latency_ms {settings['batching']['max_latency_ms']}",
+        f"- load: closed loop, {meta['duration_s']} s measured per point after {meta['warmup_s']} s of warm-up; "
+        f"baseline workers: {meta['baseline_workers']}",
+        f"- commit {meta['git']['commit']}{' (dirty tree)' if meta['git']['dirty'] else ''}; "
+        f"command: `{meta['command']}`",
+    ]
+    if meta.get("incomplete"):
+        lines.append(f"- **incomplete run**, stopped by {meta['incomplete']}")
+    lines += [
+        "",
+        "| " + " | ".join(header for _, header in COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
+    for row in rows:
+        lines.append("| " + " | ".join(_fmt(row.get(key)) for key, _ in COLUMNS) + " |")
+    lines += [
+        "",
+        "Offline rows: latency is the time of one batch; mean batch is the batch size. Memory: peak over "
+        "the point of the sum over the server's processes (PSS every 1 s, RSS every 0.25 s); see bench/README.md.",
+        "",
+        "## Targets",
+        "",
+        "| target | value | bound | where | met |",
+        "|---|---|---|---|---|",
+    ]
+    for check in checks:
+        met = {True: "met", False: "**missed**", None: "n/a"}[check["met"]]
+        lines.append(
+            f"| {check['target']} | {_fmt(check['value'])} | {_fmt(check['bound'])} | {check['detail']} | {met} |"
+        )
+    if not checks:
+        lines.append("| (no service rows) | | | | n/a |")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_plots(prefix: Path, rows: Sequence[dict], meta: dict) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records_values = sorted({r["records_per_request"] for r in rows if r["records_per_request"] is not None})
+    offline = offline_full_batch(rows, meta["settings"]["batching"]["max_batch_size"])
+    written = []
+    for metric, label, filename in (
+        ("sentences_per_s", "sentences / s", f"{prefix.name}-throughput.png"),
+        ("latency_p99_s", "p99 latency (s)", f"{prefix.name}-p99.png"),
+    ):
+        panels = max(1, len(records_values))
+        fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
+        for ax, records in zip(axes[0], records_values or [None], strict=True):
+            for system in ("service", "baseline"):
+                points = sorted(
+                    (r["concurrency"], r[metric])
+                    for r in rows
+                    if r["system"] == system and r["records_per_request"] == records and r[metric] is not None
+                )
+                if points:
+                    ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=system)
+            # Throughput: the offline limit. Latency: the median time of one full offline batch,
+            # the unit the p99 target is expressed in.
+            reference = (
+                offline["sentences_per_s" if metric == "sentences_per_s" else "latency_p50_s"] if offline else None
+            )
+            if offline is not None and reference is not None:
+                what = "offline limit" if metric == "sentences_per_s" else "offline: one full batch"
+                label_text = f"{what} (batch {offline['batch_size']})"
+                ax.axhline(reference, linestyle="--", color="grey", label=label_text)
+            concurrencies = sorted({r["concurrency"] for r in rows if r["concurrency"] is not None})
+            if concurrencies:
+                ax.set_xscale("log", base=2)
+                ax.set_xticks(concurrencies, [str(c) for c in concurrencies])
+            ax.set_xlabel("concurrency (closed-loop clients)")
+            ax.set_ylabel(label)
+            ax.set_ylim(bottom=0)
+            ax.set_title(f"{records} record(s) per request" if records else meta["name"])
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(f"{meta['name']}: {meta['model']['description']}", fontsize=9)
+        fig.tight_layout()
+        path = prefix.parent / filename
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written

@@ -1,0 +1,448 @@
+"""`python -m bench`: measure the offline limit, the service and the per-request baseline in one run.
+
+    python -m bench                      # full run: random-weight m2m100_418M, ~40 min on 2 CPU cores
+    python -m bench --smoke              # fixture model, a few seconds per point (the test suite runs it)
+    python -m bench --model-id ./m2m100_418M --name real-418m
+
+Writes <output>/<name>.json, .md, -throughput.png and -p99.png; server logs go to
+build/bench-logs/<name>/. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import logging
+import os
+import platform
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import psutil
+import requests
+import yaml
+
+from bench import checkpoint, loadgen, report, servers, workload
+from bench.memory import MemorySampler
+from bench.tokens import generated_tokens, tokens_exact
+from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, Settings, load_settings
+
+logger = logging.getLogger("bench")
+
+ROOT = Path(__file__).resolve().parent.parent
+LOG_ROOT = ROOT / "build" / "bench-logs"
+DEFAULT_HOME = ROOT / "build" / "bench-home"
+OFFLINE_TIMEOUT_S = 1800
+
+
+def _ints(text: str) -> list[int]:
+    values = [int(part) for part in text.split(",") if part.strip()]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers separated by commas, got {text!r}")
+    return values
+
+
+def _systems(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = sorted(set(names) - set(report.SYSTEMS))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"systems are {', '.join(report.SYSTEMS)}; got {text!r}")
+    return [name for name in report.SYSTEMS if name in names]
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="fixture model, short points: checks the harness")
+    parser.add_argument("--model-id", help="real checkpoint (hub id or local directory) instead of random weights")
+    parser.add_argument("--systems", type=_systems, default=list(report.SYSTEMS), help="offline,service,baseline")
+    parser.add_argument("--concurrency", type=_ints, help="closed-loop clients per point (default 1,8,32,64)")
+    parser.add_argument("--records", type=_ints, help="records per request (default 1,16)")
+    parser.add_argument("--duration", type=float, help="measured seconds per point (default 60; smoke 2)")
+    parser.add_argument("--warmup", type=float, help="unmeasured seconds before each point (default 10; smoke 0.5)")
+    parser.add_argument("--forced-new-tokens", type=int, default=16, help="tokens per output; 0: the model decides")
+    parser.add_argument("--beams", type=int, default=1, help="beam width (default 1: greedy)")
+    parser.add_argument("--baseline-workers", type=int, help="uvicorn workers of the baseline (default 2; smoke 1)")
+    parser.add_argument("--offline-batch-sizes", type=_ints, help="default: 1 and the service's max_batch_size")
+    parser.add_argument("--name", help="result file name (default: cpu, cuda or smoke)")
+    parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results", help="directory for results")
+    parser.add_argument("--home", type=Path, default=DEFAULT_HOME, help="private BENTOML_HOME for the service")
+    parser.add_argument("--logs", type=Path, help="server logs and the written config (default build/bench-logs/NAME)")
+    args = parser.parse_args(argv)
+    smoke = args.smoke
+    args.concurrency = args.concurrency or ([1, 4] if smoke else [1, 8, 32, 64])
+    args.records = args.records or [1, 16]
+    args.duration = args.duration if args.duration is not None else (2.0 if smoke else 60.0)
+    args.warmup = args.warmup if args.warmup is not None else (0.5 if smoke else 10.0)
+    args.baseline_workers = args.baseline_workers or (1 if smoke else 2)
+    if args.forced_new_tokens < 0 or args.beams < 1 or args.baseline_workers < 1:
+        parser.error("--forced-new-tokens must be >= 0, --beams and --baseline-workers >= 1")
+    return args
+
+
+# --------------------------------------------------------------------------- set-up
+
+
+def bench_config(path: Path, beams: int, forced_new_tokens: int | None) -> Settings:
+    """The repository's configuration with the benchmark's generation settings; BentoML validates
+    the file against its v1 schema, so only `services:` is at the top level."""
+    raw = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    config = copy.deepcopy(raw)
+    generation = config["services"][ENGINE_SERVICE].setdefault("translation", {}).setdefault("generation", {})
+    generation["num_beams"] = beams
+    generation["forced_new_tokens"] = forced_new_tokens
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings differ.\n"
+        + yaml.safe_dump(config, sort_keys=False),
+        encoding="utf-8",
+    )
+    settings = load_settings(path)
+    if set(config) != {"services"} or API_SERVICE not in config["services"]:
+        raise RuntimeError(f"{path}: unexpected configuration layout")
+    return settings
+
+
+def resolve_model(args: argparse.Namespace) -> tuple[Path, str, dict[str, Any]]:
+    """(directory, model id for save_model.py, description for the report)."""
+    info: dict[str, Any]
+    if args.model_id:
+        from translator.store import resolve
+
+        source = resolve(args.model_id)
+        # save_model.py gets the hub id (its store name comes from it) or the absolute directory.
+        model_id = args.model_id if source.kind == "hub" else str(source.directory)
+        info = {"description": f"{args.model_id} (real weights)", "directory": str(source.directory)}
+        return source.directory, model_id, info
+    if args.smoke:
+        directory = checkpoint.fixture_model()
+        info = {"description": "fixture model (tiny; smoke mode)", "directory": str(directory)}
+        return directory, str(directory), info
+    started = time.perf_counter()
+    directory, build_s = checkpoint.ensure_random_418m()
+    info = {
+        "description": f"m2m100_418M architecture, random weights (seed {checkpoint.SEED}), fixture tokenizer",
+        "directory": str(directory),
+        "config": checkpoint.M2M100_418M_CONFIG,
+        "checkpoint_build_s": round(build_s, 1) if build_s is not None else None,
+        "checkpoint_reused": build_s is None,
+        "checkpoint_check_s": round(time.perf_counter() - started, 1),
+    }
+    return directory, str(directory), info
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, torch; c = torch.cuda.is_available(); print(json.dumps({'cuda': c, "
+            "'device': torch.cuda.get_device_name() if c else 'cpu', 'threads': torch.get_num_threads()}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    torch_info = json.loads(probe.stdout) if probe.returncode == 0 else {}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "cores_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "device": torch_info.get("device"),
+        "torch_default_threads": torch_info.get("threads"),
+        "python": platform.python_version(),
+        "torch": metadata.version("torch"),
+        "transformers": metadata.version("transformers"),
+        "bentoml": metadata.version("bentoml"),
+        "platform": platform.platform(),
+    }
+
+
+def git_state() -> dict[str, Any]:
+    def git(*arguments: str) -> str:
+        done = subprocess.run(["git", *arguments], cwd=ROOT, capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    return {"commit": git("rev-parse", "HEAD") or "unknown", "dirty": bool(git("status", "--porcelain"))}
+
+
+# --------------------------------------------------------------------------- systems
+
+
+def latency_fields(values: Sequence[float]) -> dict[str, float | None]:
+    return {f"latency_p{q}_s": report.percentile(values, q) for q in (50, 95, 99)}
+
+
+def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
+    spec = log_dir / f"offline-{batch_size}.spec.json"
+    out = log_dir / f"offline-{batch_size}.json"
+    spec.write_text(
+        json.dumps(
+            {"model_dir": str(model_dir), "config": str(config), "batch_size": batch_size, "duration_s": duration_s}
+        )
+    )
+    out.unlink(missing_ok=True)
+    log_path = log_dir / f"offline-{batch_size}.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bench.offline", str(spec), str(out)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            with MemorySampler(process.pid) as sampler:
+                assert process.stdout is not None
+                for line in process.stdout:  # the child says when its model is loaded
+                    if line.strip() == "LOADED":
+                        sampler.reset()
+                process.wait(OFFLINE_TIMEOUT_S)
+                peak = sampler.peak()
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+    if process.returncode != 0 or not out.exists():
+        raise RuntimeError(f"offline run failed ({process.returncode}):\n{log_path.read_text()[-5000:]}")
+    result = json.loads(out.read_text())
+    seconds = result["seconds"]
+    return {
+        "system": "offline",
+        "concurrency": None,
+        "records_per_request": None,
+        "batch_size": batch_size,
+        "requests": len(result["batch_times_s"]),
+        "failed_requests": 0,
+        "outcomes": {},
+        "sentences": result["sentences"],
+        "seconds": round(seconds, 3),
+        "sentences_per_s": result["sentences"] / seconds,
+        "generated_tokens": result["generated_tokens"],
+        "generated_tokens_per_s": result["generated_tokens"] / seconds,
+        **latency_fields(result["batch_times_s"]),
+        "mean_batch_size": float(batch_size),
+        "model_calls": len(result["batch_times_s"]),
+        **peak.as_row(),
+        "client_cpu_share": None,
+        "first_failure": None,
+        "_engine": {k: result[k] for k in ("engine", "torch", "torch_threads", "cuda_device", "load_s")},
+    }
+
+
+def server_stats(server: servers.Server) -> tuple[float, float]:
+    """(pieces, model calls) so far, as the server counts them."""
+    if server.name == "service":
+        text = requests.get(f"{server.url}/metrics", timeout=30).text
+        return loadgen.histogram_totals(text, "translation_batch_pieces")
+    stats = requests.get(f"{server.url}/stats", timeout=30).json()
+    return float(stats["pieces"]), float(stats["calls"])
+
+
+def run_point(
+    server: servers.Server,
+    sampler: MemorySampler,
+    concurrency: int,
+    records: int,
+    args: argparse.Namespace,
+    settings: Settings,
+    tokenizer: Any,
+) -> dict:
+    stream = workload.requests(records)
+    if args.warmup > 0:
+        loadgen.warm_up(server.url, stream, concurrency, args.warmup)
+    pieces_before, calls_before = server_stats(server)
+    sampler.reset()
+    me = psutil.Process()
+    cpu_before = sum(me.cpu_times()[:2])
+    result = loadgen.measure(server.url, stream, concurrency, records, args.duration)
+    cpu_s = sum(me.cpu_times()[:2]) - cpu_before
+    peak = sampler.peak()
+    pieces_after, calls_after = server_stats(server)
+    calls = calls_after - calls_before
+    tokens = generated_tokens(tokenizer, result.texts, settings.generation)
+    row = {
+        "system": server.name,
+        "concurrency": concurrency,
+        "records_per_request": records,
+        "batch_size": None,
+        "requests": result.requests,
+        "failed_requests": result.failed,
+        "outcomes": dict(result.outcomes),
+        "sentences": result.sentences,
+        "seconds": round(result.seconds, 3),
+        "sentences_per_s": result.sentences / result.seconds,
+        "generated_tokens": tokens,
+        "generated_tokens_per_s": tokens / result.seconds,
+        **latency_fields(result.latencies_s),
+        "mean_batch_size": (pieces_after - pieces_before) / calls if calls else None,
+        "model_calls": int(calls),
+        **peak.as_row(),
+        "client_cpu_share": cpu_s / (result.seconds * (os.cpu_count() or 1)),
+        "first_failure": result.first_failure,
+    }
+    logger.info(
+        "%s c=%d r=%d: %.2f sentences/s, p99 %.2fs, failed %d/%d, mean batch %s, peak PSS %s MiB",
+        server.name,
+        concurrency,
+        records,
+        row["sentences_per_s"],
+        row["latency_p99_s"] or float("nan"),
+        result.failed,
+        result.requests,
+        f"{row['mean_batch_size']:.2f}" if row["mean_batch_size"] is not None else "-",
+        row["peak_pss_mb"],
+    )
+    return row
+
+
+def run_server_points(
+    server: servers.Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
+) -> None:
+    with MemorySampler(server.pid) as sampler:
+        idle = sampler.peak()
+        meta.setdefault("idle_memory", {})[server.name] = idle.as_row()
+        for records in args.records:
+            for concurrency in args.concurrency:
+                rows.append(run_point(server, sampler, concurrency, records, args, settings, tokenizer))
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    started = time.perf_counter()
+
+    model_dir, model_id, model_info = resolve_model(args)
+    mach = machine()
+    name = args.name or ("smoke" if args.smoke else ("cuda" if mach.get("device") not in (None, "cpu") else "cpu"))
+    log_dir = args.logs or LOG_ROOT / name
+    log_dir.mkdir(parents=True, exist_ok=True)
+    forced = args.forced_new_tokens or None
+    config_path = log_dir / "bentoconfiguration.yaml"
+    settings = bench_config(config_path, args.beams, forced)
+    workload.check_one_piece_per_record()
+    offline_batches = args.offline_batch_sizes or sorted({1, settings.batching.max_batch_size})
+    tokenizer = None
+    if not tokens_exact(settings.generation):
+        from transformers import M2M100Tokenizer
+
+        tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
+
+    meta: dict[str, Any] = {
+        "name": name,
+        "command": "python -m bench " + shlex.join(argv),
+        "smoke": args.smoke,
+        "systems": args.systems,
+        "concurrency": args.concurrency,
+        "records": args.records,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "baseline_workers": args.baseline_workers,
+        "offline_batch_sizes": offline_batches,
+        "model": model_info,
+        "machine": mach,
+        "git": git_state(),
+        "config_yaml": config_path.read_text(encoding="utf-8"),
+        "settings": {
+            "batching": dataclasses.asdict(settings.batching),
+            "generation": dataclasses.asdict(settings.generation),
+            "engine": dataclasses.asdict(settings.engine),
+        },
+        "tokens_exact": tokens_exact(settings.generation),
+        "memory": "peak over each point of the sum over the process tree: PSS sampled every 1 s "
+        "(report's ratio), RSS every 0.25 s (upper bound: shared pages counted per process)",
+        "log_dir": str(log_dir),
+    }
+    rows: list[dict] = []
+    try:
+        run_systems(args, model_dir, model_id, config_path, log_dir, settings, tokenizer, meta, rows)
+    except BaseException as exc:
+        # A long run that fails late still leaves its finished points on disk, marked incomplete.
+        meta["incomplete"] = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        meta["wall_s"] = round(time.perf_counter() - started, 1)
+        if rows:
+            write_results(args.output / name, meta, rows)
+    return 0
+
+
+def run_systems(
+    args: argparse.Namespace,
+    model_dir: Path,
+    model_id: str,
+    config_path: Path,
+    log_dir: Path,
+    settings: Settings,
+    tokenizer: Any,
+    meta: dict,
+    rows: list[dict],
+) -> None:
+    """Appends each point's row to `rows` as soon as it is measured."""
+    if "offline" in args.systems:
+        offline_batches = meta["offline_batch_sizes"]
+        for batch_size in offline_batches:
+            logger.info("offline limit, batch %d: %.0f s", batch_size, args.duration)
+            row = run_offline(model_dir, config_path, batch_size, args.duration, log_dir)
+            meta["offline_engine"] = row.pop("_engine")
+            rows.append(row)
+            logger.info(
+                "offline batch %d: %.2f sentences/s, one batch %.3f s, peak PSS %s MiB",
+                batch_size,
+                row["sentences_per_s"],
+                row["latency_p50_s"],
+                row["peak_pss_mb"],
+            )
+        full = report.offline_full_batch(rows, settings.batching.max_batch_size)
+        if full is not None:
+            meta["one_model_process_pss_mb"] = full["peak_pss_mb"]
+            meta["one_model_process_rss_mb"] = full["peak_rss_mb"]
+
+    if "service" in args.systems:
+        tag = servers.register(model_id, args.home)
+        meta["service_model_tag"] = tag
+        logger.info("starting the service (%s)", tag)
+        server = servers.start_service(args.home, tag, config_path, log_dir)
+        try:
+            run_server_points(server, args, settings, tokenizer, meta, rows)
+        finally:
+            meta["service_exit"] = server.stop()
+
+    if "baseline" in args.systems:
+        logger.info("starting the baseline (%d workers)", args.baseline_workers)
+        server = servers.start_baseline(model_dir, config_path, args.baseline_workers, log_dir)
+        try:
+            run_server_points(server, args, settings, tokenizer, meta, rows)
+        finally:
+            meta["baseline_exit"] = server.stop()
+
+
+def write_results(prefix: Path, meta: dict, rows: list[dict]) -> None:
+    checks = report.summary(rows, meta)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    report.write_json(prefix.with_suffix(".json"), meta, rows, checks)
+    report.write_markdown(prefix.with_suffix(".md"), meta, rows, checks)
+    report.write_plots(prefix, rows, meta)
+    logger.info("wrote %s.json, .md and plots (%.0f s in all)", prefix, meta["wall_s"])

@@ -1,0 +1,95 @@
+"""What every system translates: fixture-corpus sentences in a fixed, mixed order of language pairs.
+
+The engine translates identical pieces of one batch once (`translator.batching.deduplicate`), which
+would flatter whichever system merges more requests. So no text is ever sent twice in a run: the
+n-th pass over the corpus prefixes each sentence with "(n) " (the first pass sends the sentences as
+they are). The prefix never makes a sentence split in two (checked here), so one record is one
+sentence is one piece for the model, in all three systems.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from translator import limits
+from translator.fixture import load_corpus, sentence_pairs
+from translator.segment import split_text
+
+SEED = 20240611
+
+
+@dataclass(frozen=True)
+class Request:
+    source: str
+    target: str
+    texts: tuple[str, ...]
+
+    def body(self) -> dict:
+        return {
+            "payload": {
+                "fromLang": self.source,
+                "toLang": self.target,
+                "records": [{"id": str(i), "text": text} for i, text in enumerate(self.texts)],
+            }
+        }
+
+
+def corpus() -> list[tuple[str, str, str]]:
+    """(source, target, text) for every corpus sentence in both directions, in a seeded mixed order."""
+    items = [(src, tgt, text) for src, tgt, text, _ in sentence_pairs(load_corpus())]
+    random.Random(SEED).shuffle(items)
+    return items
+
+
+def variant(text: str, n: int) -> str:
+    return text if n == 0 else f"({n}) {text}"
+
+
+def requests(records: int) -> Iterator[Request]:
+    """The endless request stream for `records` records per request; the same on every call.
+
+    One record: the mixed corpus order, pair by pair as it comes. Several records: one language pair
+    per request (the API's contract), the pairs in turn, each request taking the next sentences of
+    its pair.
+    """
+    items = corpus()
+    if records == 1:
+        for n in _count():
+            for src, tgt, text in items:
+                yield Request(src, tgt, (variant(text, n),))
+    pools: dict[tuple[str, str], list[str]] = {}
+    for src, tgt, text in items:
+        pools.setdefault((src, tgt), []).append(text)
+    order = list(pools)
+    cursors = dict.fromkeys(order, 0)
+    for k in _count():
+        pair = order[k % len(order)]
+        pool = pools[pair]
+        start = cursors[pair]
+        cursors[pair] = start + records
+        texts = tuple(variant(pool[i % len(pool)], i // len(pool)) for i in range(start, start + records))
+        yield Request(pair[0], pair[1], texts)
+
+
+def sentences() -> Iterator[tuple[str, str, str]]:
+    """The one-record stream as (source, target, text): what the offline limit translates."""
+    for request in requests(1):
+        yield request.source, request.target, request.texts[0]
+
+
+def check_one_piece_per_record(sample: int = 1000) -> None:
+    """Every text the bench sends is one sentence to the service's splitter."""
+    stream = sentences()
+    for _ in range(sample):
+        _, _, text = next(stream)
+        if len(split_text(text, limits.MAX_PIECE_CHARS).pieces) != 1:
+            raise AssertionError(f"benchmark text splits into several pieces: {text!r}")
+
+
+def _count() -> Iterator[int]:
+    n = 0
+    while True:
+        yield n
+        n += 1

@@ -1,0 +1,132 @@
+"""`python -m bench --smoke`: the whole harness, end to end, on the fixture model, so it cannot rot.
+
+Starts a real `bentoml serve` and a real uvicorn baseline; about a minute on 2 CPU cores. The full
+benchmark (`make bench`) is not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+pytestmark = pytest.mark.slow
+
+ROW_KEYS = {
+    "system",
+    "concurrency",
+    "records_per_request",
+    "batch_size",
+    "requests",
+    "failed_requests",
+    "outcomes",
+    "sentences",
+    "seconds",
+    "sentences_per_s",
+    "generated_tokens",
+    "generated_tokens_per_s",
+    "latency_p50_s",
+    "latency_p95_s",
+    "latency_p99_s",
+    "mean_batch_size",
+    "model_calls",
+    "peak_rss_mb",
+    "peak_pss_mb",
+    "processes",
+    "client_cpu_share",
+    "first_failure",
+}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory, fixture_model: Path) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("bench")
+    command = [
+        sys.executable,
+        "-m",
+        "bench",
+        "--smoke",
+        "--concurrency",
+        "1,4",
+        "--records",
+        "1,16",
+        "--duration",
+        "2",
+        "--warmup",
+        "0.5",
+        "--baseline-workers",
+        "1",
+        "--name",
+        "smoke",
+        "--output",
+        str(out / "results"),
+        "--home",
+        str(out / "home"),
+        "--logs",
+        str(out / "logs"),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        logs = "".join(
+            f"\n--- {path.name} (end) ---\n{path.read_text(errors='replace')[-2000:]}"
+            for path in sorted((out / "logs").glob("*.log"))
+        )
+        pytest.fail(f"bench failed ({done.returncode}):\n{done.stderr[-6000:]}{logs}", pytrace=False)
+    return out / "results", json.loads((out / "results" / "smoke.json").read_text())
+
+
+def test_one_row_per_point_with_every_key(smoke):
+    _, data = smoke
+    rows = data["rows"]
+    points = sorted(
+        (r["system"], r["concurrency"] or 0, r["records_per_request"] or 0, r["batch_size"] or 0) for r in rows
+    )
+    expected = sorted(
+        [("offline", 0, 0, 1), ("offline", 0, 0, 32)]
+        + [(system, c, r, 0) for system in ("service", "baseline") for c in (1, 4) for r in (1, 16)]
+    )
+    assert points == expected
+    for row in rows:
+        assert ROW_KEYS <= set(row), ROW_KEYS - set(row)
+
+
+def test_every_point_answered_everything(smoke):
+    _, data = smoke
+    for row in data["rows"]:
+        where = (row["system"], row["concurrency"], row["records_per_request"], row["first_failure"])
+        assert row["failed_requests"] == 0, where
+        assert row["requests"] > 0 and row["sentences_per_s"] > 0, where
+        # Forced length: every answer is exactly 16 generated tokens.
+        assert row["generated_tokens"] == 16 * row["sentences"], where
+        assert row["peak_rss_mb"] > 0 and row["peak_pss_mb"] > 0, where
+        assert row["latency_p50_s"] <= row["latency_p95_s"] <= row["latency_p99_s"], where
+
+
+def test_service_merges_requests_and_baseline_does_not(smoke):
+    _, data = smoke
+    rows = {(r["system"], r["concurrency"], r["records_per_request"]): r for r in data["rows"]}
+    assert rows[("service", 4, 1)]["mean_batch_size"] > 1
+    assert rows[("baseline", 4, 1)]["mean_batch_size"] == 1
+    assert rows[("baseline", 4, 16)]["mean_batch_size"] == 16
+    # The whole server is measured: the service's API workers and engine, not one process.
+    assert rows[("service", 1, 1)]["processes"] >= 3
+
+
+def test_metadata_summary_and_files(smoke):
+    results, data = smoke
+    meta = data["meta"]
+    assert meta["settings"]["generation"]["forced_new_tokens"] == 16
+    assert meta["settings"]["generation"]["num_beams"] == 1
+    assert meta["one_model_process_pss_mb"] > 0
+    assert meta["machine"]["cores"] >= 1 and meta["git"]["commit"]
+    assert "forced_new_tokens: 16" in meta["config_yaml"]
+    assert {check["target"] for check in data["summary"]} >= {"service / baseline sentences/s ≥ 4"}
+    markdown = (results / "smoke.md").read_text()
+    assert "| service | 4 | 1 |" in markdown and "## Targets" in markdown
+    for name in ("smoke-throughput.png", "smoke-p99.png"):
+        assert (results / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
