@@ -18,8 +18,17 @@ from pathlib import Path
 
 import pytest
 import requests
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Hypothesis: in CI (CI set, as on most CI systems, or HYPOTHESIS_PROFILE=ci) the examples are
+# derived from each test's name, so a run is reproducible and a failure shows up on every rerun;
+# elsewhere they are random, which explores more over time. Tests set their own max_examples.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
 FIXTURE_DIR = ROOT / "build" / "fixture-model"
 START_TIMEOUT_S = 180
 
