@@ -16,6 +16,7 @@ import bentoml
 from pydantic import Field
 
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
+from translator.dispatch import install as install_refill_pause
 from translator.edge import EdgeMiddleware, languages_app
 from translator.errors import TranslationError, TranslationFailed, Unavailable, http_response
 from translator.health import EngineGate
@@ -33,6 +34,8 @@ logger = logging.getLogger("translator.service")
 
 SETTINGS = load_settings()
 MODEL_TAG = model_tag()
+# Before BentoML builds the engine's batch dispatcher: full batches under closed-loop load.
+install_refill_pause(SETTINGS.engine.refill_pause_fraction, SETTINGS.engine.refill_pause_max_ms)
 
 # BentoML's adaptive_batch_size counts calls (requests) per batch; this counts the pieces
 # (sentences) the model actually gets, which is what max_batch_size bounds and what costs time.

@@ -133,6 +133,27 @@ def tree_pss_mb(root: int) -> float:
     return sum(memory.pss_bytes(p.pid) or 0 for p in memory.tree(root)) / 2**20
 
 
+def role(process: psutil.Process) -> str:
+    try:
+        command = " ".join(process.cmdline())
+    except psutil.Error:
+        return "gone"
+    if "--service-name TranslationEngine" in command:
+        return "engine"
+    if "--service-name Translation" in command:
+        return "api"
+    return "arbiter"
+
+
+def pss_by_role_mb(root: int) -> dict[str, float]:
+    """Where the memory is: the engine, the API workers (summed), the arbiter and the rest."""
+    out: dict[str, float] = {}
+    for process in memory.tree(root):
+        name = role(process)
+        out[name] = out.get(name, 0.0) + (memory.pss_bytes(process.pid) or 0) / 2**20
+    return {k: round(v, 1) for k, v in sorted(out.items())}
+
+
 def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
     if len(samples) < 3:
         return 0.0
@@ -141,6 +162,18 @@ def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     var = sum((x - mx) ** 2 for x in xs)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
+
+
+def growth_by_role(by_role: list[tuple[float, dict[str, float]]], warm_s: float) -> dict[str, float]:
+    after = [(t, parts) for t, parts in by_role if t >= warm_s] or by_role
+    if not after:
+        return {}
+    end = by_role[-1][0]
+    tail = [parts for t, parts in by_role if t >= end * 0.9]
+    roles = sorted(set(after[0][1]) | {k for parts in tail for k in parts})
+    return {
+        name: round(statistics.fmean(p.get(name, 0.0) for p in tail) - after[0][1].get(name, 0.0), 1) for name in roles
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.flush()
 
     samples: list[tuple[float, float]] = []
+    by_role: list[tuple[float, dict[str, float]]] = []
     tally = Tally()
     started = time.monotonic()
     until = started + args.minutes * 60
@@ -174,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def sampler() -> None:
         while not stop.is_set():
-            samples.append((time.monotonic() - started, tree_pss_mb(server.pid)))
+            now = time.monotonic() - started
+            parts = pss_by_role_mb(server.pid)
+            samples.append((now, sum(parts.values())))
+            by_role.append((now, parts))
             stop.wait(args.sample_s)
 
     thread = threading.Thread(target=sampler, daemon=True)
@@ -215,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         "server_processes": processes,
         "server_exit_code": code,
         "samples": [(round(t, 1), round(m, 1)) for t, m in samples],
+        # Per process role, so that growth can be traced to the engine or the API workers.
+        "samples_by_role": [(round(t, 1), parts) for t, parts in by_role],
+        "growth_mb_by_role": growth_by_role(by_role, warm_s),
         "machine": f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} cores, "
         f"{psutil.virtual_memory().total / 2**30:.0f} GiB",
         "commit": subprocess.run(
@@ -242,6 +282,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"| {r['p50_s']} | {r['p99_s']} | {r['pss_mb_end_of_warmup']} | {r['pss_mb_last_tenth']} "
         f"| {r['growth_mb']} | {r['slope_mb_per_min_after_warmup']} | {r['pss_mb_peak']} |\n\n"
         f"Outcomes: {r['outcomes']}. Growth limit: {r['growth_limit_mb']} MB over the warm-up level.\n"
+        f"Growth by process (MB): {r['growth_mb_by_role']}.\n"
     )
 
 

@@ -66,6 +66,11 @@ class Engine:
     dtype: str = "auto"  # auto | float32 | float16 | bfloat16
     torch_threads: int | None = None
     warmup: bool = True
+    # After each batch, hold the next one back while the queue is below max_batch_size, for this
+    # fraction of the batch's compute time (at most refill_pause_max_ms): the clients just answered
+    # come back and fill it (translator/dispatch.py). 0 turns the pause off.
+    refill_pause_fraction: float = 0.05
+    refill_pause_max_ms: float = 100.0
 
 
 @dataclass(frozen=True)
