@@ -34,6 +34,9 @@ logger = logging.getLogger("translator.service")
 
 SETTINGS = load_settings()
 MODEL_TAG = model_tag()
+# Tries per engine call when connections drop while the engine itself answers: after an engine
+# restart the pool may hold several dead connections, each failing at once.
+ENGINE_CALL_ATTEMPTS = 4
 # Before BentoML builds the engine's batch dispatcher: full batches under closed-loop load.
 install_refill_pause(SETTINGS.engine.refill_pause_fraction, SETTINGS.engine.refill_pause_max_ms)
 
@@ -152,14 +155,15 @@ class Translation:
             return http_response(exc)
 
     async def _call_engine(self, pieces: list[Piece]) -> list[PieceResult]:
-        for attempt in (1, 2):
+        for attempt in range(1, ENGINE_CALL_ATTEMPTS + 1):
             try:
                 return await self.gate.call(lambda: self.engine.to_async.translate(pieces))
             except aiohttp.ClientConnectionError as exc:
-                # A dropped connection is either the pool recycling it (see bentoml-notes; the
-                # engine still answers, and translation is idempotent: retry once) or a dead engine.
-                if attempt == 1 and await self.gate.probe():
-                    logger.warning("engine connection failed (%s); retrying once", exc)
+                # A dropped connection is either a stale one (the pool recycling it, see
+                # bentoml-notes, or kept from before an engine restart: the engine answers its
+                # probe, and translation is idempotent, so retry) or a dead engine.
+                if attempt < ENGINE_CALL_ATTEMPTS and await self.gate.probe():
+                    logger.warning("engine connection failed (%s); retrying", exc)
                     continue
                 self.gate.mark_down(f"the translation engine is unreachable ({type(exc).__name__})")
                 raise Unavailable(f"the translation engine is unreachable: {exc}") from exc

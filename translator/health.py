@@ -138,7 +138,11 @@ class EngineGate:
     async def call(self, make_call: Callable[[], Awaitable[T]]) -> T:
         """Run one engine call, refusing it while down and abandoning it if the gate closes."""
         if self.down_since is not None:
-            raise Unavailable(f"{self.reason}; retry later")
+            # Each API worker has its own gate, and the kubelet's probe reaches only one of them:
+            # a worker still "starting" when its pod turned ready asks the engine itself, once.
+            if self._seen_up or not await self.probe():
+                raise Unavailable(f"{self.reason}; retry later")
+            self.mark_up()
         task = asyncio.ensure_future(make_call())
         self._waiting.add(task)
         try:

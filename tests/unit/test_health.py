@@ -130,3 +130,31 @@ def test_liveness_fails_only_after_a_long_outage_of_an_engine_once_seen() -> Non
     assert gate.is_alive()
     now[0] += 2
     assert not gate.is_alive()
+
+
+def test_a_worker_still_starting_asks_the_engine_before_refusing() -> None:
+    # The pod turned ready through another worker's gate: this one must not refuse meanwhile.
+    async def scenario() -> None:
+        engine = FakeEngine(ready=True)
+        gate = gate_for(engine)
+        assert not gate.is_up
+        assert await gate.call(lambda: asyncio.sleep(0, result="ok")) == "ok"
+        assert gate.is_up
+
+    asyncio.run(scenario())
+
+
+def test_a_gate_closed_after_a_death_refuses_without_waiting() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(ready=True)
+        gate = gate_for(engine, recheck_interval_s=3600)
+        gate.mark_up()
+        engine.hang = True
+        gate.mark_down("gone")
+        probes = engine.probes
+        with pytest.raises(Unavailable, match="gone"):
+            await asyncio.wait_for(gate.call(lambda: asyncio.sleep(0)), 0.5)
+        assert engine.probes - probes <= 1  # only the recovery loop's own probe, if any
+        await gate.close()
+
+    asyncio.run(scenario())
