@@ -53,7 +53,7 @@ bench: setup
 bench-smoke: setup
 	$(BIN)/python -m bench --smoke $(BENCH_ARGS)
 
-# Ten minutes (SOAK_ARGS="--minutes 30" for more) of mixed load on one server, every answer
+# Fifteen minutes (SOAK_ARGS="--minutes 30" for more) of mixed load on one server, every answer
 # checked against the fixture corpus and the server's memory sampled: nothing lost, nothing grows.
 soak: setup
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
