@@ -10,6 +10,7 @@ into the decorators, so that the file is the single source of truth for both.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,7 +168,7 @@ def _service_kwargs(section: dict[str, Any]) -> dict[str, Any]:
 
 def _section(cls: type, value: Any, where: str, path: Path) -> Any:
     values = _mapping(value, where, path)
-    known = cls.__dataclass_fields__
+    known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - set(known))
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) in {where}: {', '.join(unknown)}")

@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 
 def refill_dispatcher_class(base: type, fraction: float, max_pause_s: float) -> type:
-    class RefillingDispatcher(base):  # type: ignore[valid-type, misc]
+    class RefillingDispatcher(base):  # type: ignore[valid-type,misc,unused-ignore]
         refill_fraction = fraction
         refill_max_s = max_pause_s
 
@@ -75,7 +75,7 @@ def install(fraction: float, max_pause_ms: float) -> bool:
         logger.warning("BentoML's dispatcher is not the one this patch was written for; refill pause not installed")
         return False
     needed = ("_sema", "_queue", "get_batch_size", "max_batch_size", "outbound_call")
-    probe = CorkDispatcher(max_latency_in_ms=1000, max_batch_size=2, fallback=lambda: None)
+    probe: Any = CorkDispatcher(max_latency_in_ms=1000, max_batch_size=2, fallback=lambda: None)
     if not all(hasattr(probe, name) for name in needed):
         logger.warning("BentoML's dispatcher lacks %s; refill pause not installed", needed)
         return False

@@ -60,7 +60,7 @@ class Translator:
 
         self.tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
         model = M2M100ForConditionalGeneration.from_pretrained(str(model_dir), dtype=self.dtype)
-        self.model = model.to(self.device).eval()
+        self.model = model.to(self.device).eval()  # type: ignore[arg-type]  # transformers' stub wants a model
 
         config = self.model.generation_config
         self.num_beams = self.generation.num_beams or config.num_beams or 1

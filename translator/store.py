@@ -154,7 +154,7 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         tag,
         labels={"family": "m2m100", "source_kind": source.kind},
         metadata=metadata,
-        signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},
+        signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},  # type: ignore[arg-type]
     ) as model:
         _copy(files, Path(model.path), progress=progress)
     logger.info("registered %s as %s", model_id, tag)
