@@ -44,7 +44,8 @@ eval: $(if $(URL),setup,fixture)
 		$(if $(URL),--url $(URL),--model $(FIXTURE)) $(EVAL_ARGS)
 
 # Offline limit vs this service vs a per-request FastAPI baseline, same model and sentences
-# (bench/README.md). The full run takes ~40 min on 2 CPU cores: run it on a quiet machine.
+# (bench/README.md). Long (its one-record half with 30 s points: 14 min on 2 CPU cores): run it
+# on a quiet machine.
 # BENCH_ARGS="--model-id ./m2m100_418M --name real" for real weights; results in bench/results/.
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,10 @@ from pathlib import Path
 import pytest
 import requests
 from hypothesis import settings
+
+# One implementation for the tests and the benchmark: registration exactly as `make serve` does it,
+# and a free local port. Imported here, so tests keep importing them from tests.conftest.
+from bench.servers import free_port, register  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,29 +48,9 @@ def bentoml_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("bentoml-home")
 
 
-def register(model_dir: Path, bentoml_home: Path) -> str:
-    """Register a checkpoint through save_model.py, exactly as `make serve` does it."""
-    env = {**os.environ, "BENTOML_HOME": str(bentoml_home)}
-    done = subprocess.run(
-        [sys.executable, "save_model.py", "--model-id", str(model_dir), "--quiet"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip().splitlines()[-1]
-
-
 @pytest.fixture(scope="session")
 def model_tag(fixture_model: Path, bentoml_home: Path) -> str:
     return register(fixture_model, bentoml_home)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -16,7 +16,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -32,6 +31,7 @@ import pytest
 import requests
 import yaml
 
+from bench.servers import free_port
 from tests.deploy.helpers import ROOT, Obj, adapter_rules, configmap_file, container, env_of, one, render
 
 pytestmark = pytest.mark.slow
@@ -274,12 +274,6 @@ class Pod:
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")[-6000:]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
