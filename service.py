@@ -1,52 +1,46 @@
 """M2M100 translation service: BentoML wiring only; the logic lives in the `translator` package.
 
 Two services in one process tree: `Translation` (HTTP, several async workers) validates, splits
-and reassembles; `TranslationEngine` (one worker) owns the model, and its batchable `translate`
-merges the pieces of concurrent requests into shared `generate` calls.
+and reassembles; `TranslationEngine` (one worker) owns the model and its scheduler, which merges
+the pieces of concurrent requests into shared batches (translator/scheduler.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
-from typing import Annotated
+import time
+from typing import Annotated, Any
 
 import bentoml
 from pydantic import Field
 
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
-from translator.dispatch import install as install_refill_pause
+from translator.disconnect import CallerGone, unless_disconnected
 from translator.edge import EdgeMiddleware, languages_app
-from translator.errors import TranslationError, TranslationFailed, Unavailable, http_response
-from translator.health import EngineGate
+from translator.engine_client import EngineClient
+from translator.engine_gate import EngineGate
+from translator.errors import ClientClosed, TranslationError, http_response
 from translator.pipeline import translate_payload
-from translator.schemas import EXAMPLE_PAYLOAD, Payload, Piece, PieceResult, TranslationResult
-from translator.warmup import warm_dispatcher
+from translator.request_options import deadline_ms_of, priority_of
+from translator.scheduler import Priority, Refused, Scheduler, SchedulerSettings
+from translator.schemas import (
+    EXAMPLE_PAYLOAD,
+    EngineRefusal,
+    EngineReply,
+    Payload,
+    Piece,
+    TranslationResult,
+)
 
 with bentoml.importing():
-    import aiohttp
-    from bentoml.exceptions import BentoMLException
-
     from translator.engine import Translator
+    from translator.metrics import PrometheusObserver
 
 logger = logging.getLogger("translator.service")
 
 SETTINGS = load_settings()
 MODEL_TAG = model_tag()
-# Tries per engine call when connections drop while the engine itself answers: after an engine
-# restart the pool may hold several dead connections, each failing at once.
-ENGINE_CALL_ATTEMPTS = 4
-# Before BentoML builds the engine's batch dispatcher: full batches under closed-loop load.
-install_refill_pause(SETTINGS.engine.refill_pause_fraction, SETTINGS.engine.refill_pause_max_ms)
-
-# BentoML's adaptive_batch_size counts calls (requests) per batch; this counts the pieces
-# (sentences) the model actually gets, which is what max_batch_size bounds and what costs time.
-BATCH_PIECES = bentoml.metrics.Histogram(
-    name="translation_batch_pieces",
-    documentation="Pieces (sentences) per batch handed to the translation engine, across requests",
-    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
-)
 
 
 @functools.cache
@@ -62,51 +56,59 @@ class TranslationEngine:
 
     def __init__(self) -> None:
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
-        self.warm = not SETTINGS.engine.warmup
-        self._warmup_task: asyncio.Task[None] | None = None
+        scheduling = SETTINGS.scheduling
+        self.scheduler = Scheduler(
+            self.translator.translate,
+            self.translator.count_tokens,
+            SchedulerSettings(
+                max_batch_size=SETTINGS.batching.max_batch_size,
+                max_batch_tokens=SETTINGS.engine.max_batch_tokens,
+                beams=self.translator.num_beams,
+                max_latency_s=SETTINGS.batching.max_latency_ms / 1000,
+                linger_fraction=scheduling.linger_fraction,
+                linger_max_s=scheduling.linger_max_ms / 1000,
+                group_window_batches=scheduling.group_window_batches,
+            ),
+            PrometheusObserver(),
+        )
 
     @bentoml.on_startup
-    async def start_warmup(self) -> None:
-        # Readiness stays false until the dispatcher has learned its cost model (translator.warmup):
-        # traffic arriving before that would be batched one call at a time and over-shed.
-        if not self.warm:
-            self._warmup_task = asyncio.get_running_loop().create_task(self._warm_up())
-
-    async def _warm_up(self) -> None:
-        # `to_async`, this service's client to itself (through its own HTTP app and dispatcher),
-        # is attached just after the startup hooks have run.
-        while "to_async" not in vars(self):
-            await asyncio.sleep(0.05)
+    async def start_scheduler(self) -> None:
+        self.scheduler.start()
+        # Ready = the model loaded and one real batch through the scheduler: it proves the path
+        # and gives the cost model its first measurement, so admission predicts from the start.
         source, target = self.translator.warmup_pair()
-
-        async def call(pieces: list[Piece]) -> list[PieceResult] | None:
-            try:
-                return await self.to_async.translate(pieces)
-            except BentoMLException as exc:
-                if exc.error_code == 503:  # shed by the dispatcher: it is learning, not failing
-                    return None
-                raise
-
-        try:
-            await warm_dispatcher(call, source, target, SETTINGS.batching.max_batch_size)
-        except Exception:
+        pieces = [Piece(text=text, source=source, target=target) for text in Translator.WARMUP_TEXTS]
+        results = await self.scheduler.submit(pieces)
+        failed = [r.error for r in results if r.error is not None]
+        if failed:
             # Never ready: the startup probe's budget runs out and Kubernetes restarts the pod.
-            logger.exception("engine warm-up failed; readiness stays false")
-            return
-        self.warm = True
+            logger.error("engine warm-up batch failed (%s); readiness stays false", failed[0])
+
+    @bentoml.on_shutdown
+    async def stop_scheduler(self) -> None:
+        await self.scheduler.close()
 
     def __is_ready__(self) -> bool:
-        return self.warm
+        return self.scheduler.batches_done > 0
 
-    @bentoml.api(
-        batchable=True,
-        batch_dim=0,
-        max_batch_size=SETTINGS.batching.max_batch_size,
-        max_latency_ms=SETTINGS.batching.max_latency_ms,
-    )
-    def translate(self, pieces: list[Piece]) -> list[PieceResult]:
-        BATCH_PIECES.observe(len(pieces))
-        return self.translator.translate(pieces)
+    @bentoml.api
+    async def translate(
+        self, ctx: bentoml.Context, pieces: list[Piece], priority: int = 0, timeout_ms: float | None = None
+    ) -> EngineReply:
+        """One request's pieces; the scheduler merges them with other requests' into batches."""
+        work = self.scheduler.submit(
+            pieces, Priority(min(max(priority, 0), max(Priority))), None if timeout_ms is None else timeout_ms / 1000
+        )
+        try:
+            results = await unless_disconnected(ctx.request.receive, work)
+        except Refused as exc:
+            refusal = EngineRefusal(reason=exc.reason, message=exc.message, retry_after_s=exc.retry_after_s)
+            return EngineReply(refused=refusal)
+        except CallerGone:
+            # The API worker went away (its client did): nobody reads this answer.
+            return EngineReply(refused=EngineRefusal(reason="caller_gone", message="caller gone", retry_after_s=1))
+        return EngineReply(results=results)
 
 
 @bentoml.asgi_app(languages_app(supported_languages), path="/")
@@ -117,6 +119,12 @@ class Translation:
     def __init__(self) -> None:
         self.languages = frozenset(supported_languages())
         self.gate = EngineGate(lambda timeout: self.engine.is_ready(timeout))
+        self.client = EngineClient(
+            self.gate,
+            lambda pieces, priority, timeout_ms: self.engine.to_async.translate(
+                pieces, priority=priority, timeout_ms=timeout_ms
+            ),
+        )
 
     @bentoml.on_startup
     async def watch_engine(self) -> None:
@@ -140,7 +148,9 @@ class Translation:
 
     @bentoml.api(route="/translation")
     async def translation(
-        self, payload: Annotated[Payload, Field(examples=[EXAMPLE_PAYLOAD.model_dump(by_alias=True)])]
+        self,
+        ctx: bentoml.Context,
+        payload: Annotated[Payload, Field(examples=[EXAMPLE_PAYLOAD.model_dump(by_alias=True)])],
     ) -> TranslationResult:
         """Translate records from `fromLang` to `toLang`.
 
@@ -148,32 +158,32 @@ class Translation:
         translated in batches shared with concurrent requests, and rejoined with its original
         whitespace. Every record comes back exactly once, in request order, with its id; or the
         request fails as a whole with a JSON error naming the reason.
-        """
-        try:
-            return await translate_payload(payload, self.languages, self._call_engine)
-        except TranslationError as exc:
-            return http_response(exc)
 
-    async def _call_engine(self, pieces: list[Piece]) -> list[PieceResult]:
-        for attempt in range(1, ENGINE_CALL_ATTEMPTS + 1):
-            try:
-                return await self.gate.call(lambda: self.engine.to_async.translate(pieces))
-            except aiohttp.ClientConnectionError as exc:
-                # A dropped connection is either a stale one (the pool recycling it, see
-                # bentoml-notes, or kept from before an engine restart: the engine answers its
-                # probe, and translation is idempotent, so retry) or a dead engine.
-                if attempt < ENGINE_CALL_ATTEMPTS and await self.gate.probe():
-                    logger.warning("engine connection failed (%s); retrying", exc)
-                    continue
-                self.gate.mark_down(f"the translation engine is unreachable ({type(exc).__name__})")
-                raise Unavailable(f"the translation engine is unreachable: {exc}") from exc
-            except TimeoutError as exc:
-                raise Unavailable("the translation engine did not answer in time") from exc
-            except BentoMLException as exc:
-                if exc.error_code == 503:
-                    raise Unavailable("the translation engine is overloaded; retry later") from exc
-                raise TranslationFailed(f"the translation engine failed: {exc}") from exc
-        raise AssertionError("unreachable")
+        Optional headers: `Priority: u=5` or more marks bulk work (RFC 9218 urgency), which yields
+        to interactive requests; `X-Deadline-Ms` says how long the caller will wait.
+        """
+        request = ctx.request
+        try:
+            priority = priority_of(request.headers)
+            deadline_ms = deadline_ms_of(request.headers)
+            deadline = None if deadline_ms is None else time.monotonic() + deadline_ms / 1000
+
+            async def engine(pieces: list[Piece]):  # type: ignore[no-untyped-def]
+                return await self.client.translate(pieces, priority, deadline)
+
+            return await unless_disconnected(request.receive, translate_payload(payload, self.languages, engine))
+        except TranslationError as exc:
+            return self._error(ctx, exc)
+        except CallerGone:
+            # Nobody will read it; the engine has dropped the pieces it had not started.
+            return self._error(ctx, ClientClosed("the client closed the connection"))
+
+    @staticmethod
+    def _error(ctx: bentoml.Context, exc: TranslationError) -> Any:
+        # With a `ctx` parameter BentoML overwrites the returned response's status with the
+        # context's (tests/e2e/test_api.py pins this): set both.
+        ctx.response.status_code = exc.status
+        return http_response(exc)
 
 
 Translation.add_asgi_middleware(

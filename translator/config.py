@@ -66,12 +66,22 @@ class Engine:
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     dtype: str = "auto"  # auto | float32 | float16 | bfloat16
     torch_threads: int | None = None
+    # One small batch through the model as it loads, so the first real batch does not pay for
+    # lazy initialisation. Readiness waits, in any case, for one batch through the scheduler.
     warmup: bool = True
-    # After each batch, hold the next one back while the queue is below max_batch_size, for this
-    # fraction of the batch's compute time (at most refill_pause_max_ms): the clients just answered
-    # come back and fill it (translator/dispatch.py). 0 turns the pause off.
-    refill_pause_fraction: float = 0.05
-    refill_pause_max_ms: float = 100.0
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    """The engine's own batch scheduler (translator/scheduler.py)."""
+
+    # After each batch, while fewer pieces are queued than it had, wait for the clients it
+    # answered to come back, for this fraction of its compute time and at most linger_max_ms.
+    # 0 turns the linger off.
+    linger_fraction: float = 0.05
+    linger_max_ms: float = 100.0
+    # Length grouping looks this many batches deep into the queue for pieces of similar length.
+    group_window_batches: int = 4
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,7 @@ class Settings:
     batching: Batching = field(default_factory=Batching)
     generation: Generation = field(default_factory=Generation)
     engine: Engine = field(default_factory=Engine)
+    scheduling: Scheduling = field(default_factory=Scheduling)
     admission: Admission = field(default_factory=Admission)
 
 
@@ -133,9 +144,12 @@ def load_settings(path: Path | None = None) -> Settings:
             f"set {api_where}.admission.max_concurrency instead"
         )
 
+    scheduling = _section(Scheduling, translation.get("scheduling"), f"{where}.scheduling", path)
+    if scheduling.group_window_batches < 1:
+        raise ConfigError(f"{path}: {where}.scheduling.group_window_batches must be >= 1")
     batching = _section(Batching, engine.get("batching"), f"services.{ENGINE_SERVICE}.batching", path)
     if batching.max_batch_size < 2:
-        # BentoML's dispatcher refuses 1, and one item per batch would defeat the service's point.
+        # One piece per batch would defeat the service's point.
         raise ConfigError(f"{path}: services.{ENGINE_SERVICE}.batching.max_batch_size must be >= 2")
     if batching.max_latency_ms < 1:
         raise ConfigError(f"{path}: services.{ENGINE_SERVICE}.batching.max_latency_ms must be >= 1")
@@ -150,6 +164,7 @@ def load_settings(path: Path | None = None) -> Settings:
         batching=batching,
         generation=generation,
         engine=_section(Engine, translation.get("engine"), f"{where}.engine", path),
+        scheduling=scheduling,
         admission=admission,
     )
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Pieces used to warm the model up at start-up, so the first real batch does not pay for lazy
-# initialisation (allocator, kernels selection) and the dispatcher's first measurements are honest.
+# initialisation (allocator, kernels selection) and the scheduler's first measurement is honest.
 _WARMUP_TEXTS = ("Hello.", "This is a somewhat longer sentence that the model translates at start-up.")
 
 
@@ -42,6 +42,8 @@ def resolve_device(device: str, dtype: str) -> tuple[str, torch.dtype]:
 
 
 class Translator:
+    WARMUP_TEXTS = _WARMUP_TEXTS
+
     def __init__(
         self,
         model_dir: str | Path,
@@ -133,6 +135,10 @@ class Translator:
             results[index] = outcomes[slot]
         return [r if r is not None else PieceResult(error="internal: piece not processed") for r in results]
 
+    def count_tokens(self, piece: Piece) -> int:
+        """Source tokens of one piece as the model sees them (what batches are budgeted in)."""
+        return len(self._encode(piece.source, piece.text))
+
     def _check(self, piece: Piece) -> str | None:
         for field, code in (("source", piece.source), ("target", piece.target)):
             if code not in self.lang_ids:
@@ -140,13 +146,22 @@ class Translator:
         return None
 
     def _translate_unique(self, keys: list[tuple[str, str, str]]) -> list[PieceResult]:
-        rows = [self._encode(source, text) for source, _, text in keys]
-        targets = [self.lang_ids[target] for _, target, _ in keys]
         out: list[PieceResult] = [PieceResult(error="internal: not translated")] * len(keys)
-        for batch in plan_batches([len(r) for r in rows], self.max_batch_tokens, beams=self.num_beams):
-            for index, result in zip(
-                batch, self._run_batch([rows[i] for i in batch], [targets[i] for i in batch]), strict=True
-            ):
+        rows: dict[int, list[int]] = {}
+        for index, (source, _, text) in enumerate(keys):
+            # Encoding is per piece and inside the isolation: one piece that the tokenizer rejects
+            # fails alone, not the batch it was merged into.
+            try:
+                rows[index] = self._encode(source, text)
+            except Exception as exc:  # noqa: BLE001
+                logger.exception("encoding one piece failed")
+                out[index] = PieceResult(error=f"{type(exc).__name__}: {exc}")
+        order = list(rows)
+        targets = {i: self.lang_ids[keys[i][1]] for i in order}
+        for batch in plan_batches([len(rows[i]) for i in order], self.max_batch_tokens, beams=self.num_beams):
+            members = [order[i] for i in batch]
+            results = self._run_batch([rows[i] for i in members], [targets[i] for i in members])
+            for index, result in zip(members, results, strict=True):
                 out[index] = result
         return out
 
@@ -157,9 +172,12 @@ class Translator:
             if len(rows) == 1:
                 logger.exception("translation of one piece failed")
                 return [PieceResult(error=f"{type(exc).__name__}: {exc}")]
-            logger.warning("batch of %d failed (%s); retrying piece by piece", len(rows), exc)
+            # Out of memory is the usual cause, and half the batch usually fits: halving finds the
+            # failing piece (or the size that fits) in log2(n) steps instead of n single calls.
+            logger.warning("batch of %d failed (%s); retrying in halves", len(rows), exc)
             self._release_memory()
-            return [r for row, t in zip(rows, targets, strict=True) for r in self._run_batch([row], [t])]
+            half = len(rows) // 2
+            return self._run_batch(rows[:half], targets[:half]) + self._run_batch(rows[half:], targets[half:])
         return [PieceResult(text=text) for text in texts]
 
     def _encode(self, source: str, text: str) -> list[int]:

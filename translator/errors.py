@@ -7,6 +7,7 @@ into the same shape by `translator.edge`, using `validation_message` below.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -54,8 +55,24 @@ class Unavailable(TranslationError):
 
     status = 503
 
+    def __init__(self, message: str, retry_after_s: float = RETRY_AFTER_SECONDS, **detail: Any) -> None:
+        super().__init__(message, **detail)
+        self.retry_after_s = max(1, math.ceil(retry_after_s))
+
     def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        return {"Retry-After": str(self.retry_after_s)}
+
+
+class ClientClosed(TranslationError):
+    """The client went away before its answer was ready (nginx's 499: only logs ever see it)."""
+
+    status = 499
+
+
+class GatewayTimeout(TranslationError):
+    """The engine did not answer within the time the request had."""
+
+    status = 504
 
 
 class TranslationFailed(Unavailable):

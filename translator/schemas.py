@@ -54,3 +54,18 @@ class PieceResult(BaseModel):
 
     text: str | None = None
     error: str | None = None
+
+
+class EngineRefusal(BaseModel):
+    """Why the engine did not take a request: refused at admission, never after waiting."""
+
+    reason: str
+    message: str
+    retry_after_s: float
+
+
+class EngineReply(BaseModel):
+    """The engine's answer to one request: a result per piece in order, or a refusal."""
+
+    results: list[PieceResult] = Field(default_factory=list)
+    refused: EngineRefusal | None = None

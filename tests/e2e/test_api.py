@@ -102,20 +102,18 @@ def test_languages_endpoint(server):
     assert {"en", "ja", "fr", "de", "es", "zh"} <= set(response.json()["languages"])
 
 
-def batch_size_observations(metrics: str, metric: str = "adaptive_batch_size") -> dict[float, float]:
+def batch_size_observations(metrics: str, metric: str = "translation_batch_pieces") -> dict[float, float]:
     """Cumulative bucket counts of a batch size histogram of the engine, summed over label sets."""
     buckets: dict[float, float] = {}
     for line in metrics.splitlines():
         if line.startswith("#") or f"{metric}_bucket" not in line:
-            continue
-        if metric == "adaptive_batch_size" and 'method_name="translate"' not in line:
             continue
         le = re.search(r'le="([^"]+)"', line).group(1)
         buckets[float(le)] = buckets.get(float(le), 0.0) + float(line.rsplit(" ", 1)[1])
     return buckets
 
 
-def largest_batch_seen(metrics: str, metric: str = "adaptive_batch_size") -> float:
+def largest_batch_seen(metrics: str, metric: str = "translation_batch_pieces") -> float:
     """The smallest bucket bound that holds every observation: an upper bound of the largest batch."""
     buckets = batch_size_observations(metrics, metric)
     total = buckets.get(float("inf"), 0.0)

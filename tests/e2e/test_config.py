@@ -11,7 +11,7 @@ from tests.e2e.test_api import largest_batch_seen, request_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-# Ten sentences in one record: one call of ten pieces, which the dispatcher splits into chunks of
+# Ten sentences in one record: one call of ten pieces, which the scheduler splits into batches of
 # at most max_batch_size. Deterministic, unlike how many concurrent calls happen to merge.
 TEN_SENTENCES = " ".join(
     [

@@ -3,7 +3,7 @@
 - sustained load: thousands of requests at high concurrency on the session server, all exact;
 - overload: a burst far beyond a small server's admission and latency limits;
 - the engine process killed: outside a container (respawned) and inside one (the server exits);
-- readiness turns true only after the engine's dispatcher has been warmed up.
+- readiness turns true only after the engine has loaded the model and run one real batch.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import yaml
 
 from tests.conftest import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
+from translator.engine import Translator
 from translator.fixture import load_corpus
-from translator.warmup import DISPATCHER_TRAINING_CALLS, burst_sizes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -123,7 +123,7 @@ def test_overload_burst_gets_fast_honest_refusals(fixture_model: Path, tmp_path_
     tag = register(fixture_model, home)
 
     def small(services: dict) -> None:
-        # Admission of 16 requests at once, and a queue the dispatcher keeps under a second: the
+        # Admission of 16 requests at once, and a queue the scheduler keeps under a second: the
         # burst below (6400 sentences) is tens of seconds of work for the fixture on 2 cores.
         services["Translation"]["translation"]["admission"]["max_concurrency"] = 16
         services["TranslationEngine"]["batching"]["max_latency_ms"] = 1000
@@ -159,7 +159,7 @@ def engine_process(srv: Server) -> psutil.Process:
 
 
 def warmup_pieces() -> int:
-    return DISPATCHER_TRAINING_CALLS + sum(burst_sizes(32))
+    return len(Translator.WARMUP_TEXTS)
 
 
 def pieces_seen(srv: Server) -> float:
@@ -225,7 +225,7 @@ def test_engine_death_outside_a_container_is_503_then_recovers(fresh_home) -> No
     home, tag = fresh_home
     srv = start_server(home, tag, home / "server-respawn.log")
     try:
-        # Ready means warmed: the dispatcher has seen its training calls and every burst size.
+        # Ready means one real batch has been through the scheduler (and the model).
         assert pieces_seen(srv) >= warmup_pieces()
         with Traffic(srv.url) as traffic:
             time.sleep(2)

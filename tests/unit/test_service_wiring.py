@@ -1,4 +1,7 @@
-"""service.py is wiring: importing it is light, and the config file reaches the decorators."""
+"""service.py is wiring: importing it is light, and the config file reaches the services.
+
+That a changed max_batch_size really changes the batches is shown on a running server
+(tests/e2e/test_config.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +17,10 @@ from tests.conftest import ROOT
 def import_service(env_extra: dict[str, str], tmp_path) -> dict:
     code = (
         "import json, sys, service;"
-        "api = service.TranslationEngine.apis['translate'];"
+        "api = service.TranslationEngine.apis['translate']; batching = service.SETTINGS.batching;"
         "print(json.dumps({'torch': 'torch' in sys.modules, 'transformers': 'transformers' in sys.modules,"
-        "'max_batch_size': api.max_batch_size, 'max_latency_ms': api.max_latency_ms,"
+        "'batchable': api.batchable,"
+        "'max_batch_size': batching.max_batch_size, 'max_latency_ms': batching.max_latency_ms,"
         "'engine': service.TranslationEngine.config, 'api': service.Translation.config}))"
     )
     env = {"PATH": "/usr/bin:/bin", "BENTOML_HOME": str(tmp_path / "home"), **env_extra}
@@ -27,6 +31,8 @@ def import_service(env_extra: dict[str, str], tmp_path) -> dict:
 def test_import_does_not_load_torch_and_reads_the_repository_config(tmp_path):
     info = import_service({}, tmp_path)
     assert not info["torch"] and not info["transformers"]
+    # The engine batches with its own scheduler: BentoML's dispatcher is not in the path.
+    assert info["batchable"] is False
     config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
     batching = config["services"]["TranslationEngine"]["batching"]
     assert info["max_batch_size"] == batching["max_batch_size"]
@@ -35,7 +41,7 @@ def test_import_does_not_load_torch_and_reads_the_repository_config(tmp_path):
     assert info["engine"]["workers"] == 1
 
 
-def test_bentoml_config_env_changes_the_batching_decorator(tmp_path):
+def test_bentoml_config_env_changes_the_batching_settings(tmp_path):
     config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
     config["services"]["TranslationEngine"]["batching"] = {"max_batch_size": 5, "max_latency_ms": 1234}
     path = tmp_path / "other.yaml"

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from translator.engine_gate import EngineGate
 from translator.errors import Unavailable
-from translator.health import EngineGate
 
 
 class FakeEngine:

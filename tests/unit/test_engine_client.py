@@ -1,0 +1,163 @@
+"""The API worker's engine client: every failure between the services maps to 503 or 504."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiohttp
+import pytest
+
+from translator.disconnect import CallerGone, unless_disconnected
+from translator.engine_client import EngineClient
+from translator.engine_gate import EngineGate
+from translator.errors import GatewayTimeout, TranslationFailed, Unavailable
+from translator.scheduler import Priority
+from translator.schemas import EngineRefusal, EngineReply, Piece, PieceResult
+
+PIECES = [Piece(text="Hello.", source="en", target="fr")]
+
+
+class BentoLikeError(Exception):
+    """What BentoML's client raises for an error answer: an exception with an `error_code`."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"HTTP {code}")
+        self.error_code = code
+
+
+def client_with(outcomes: list, engine_up: bool = True) -> tuple[EngineClient, list]:
+    calls: list = []
+
+    async def probe(timeout: float) -> bool:
+        return engine_up
+
+    async def call(pieces, priority, timeout_ms):
+        calls.append((priority, timeout_ms))
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    gate = EngineGate(probe)
+    gate.mark_up()
+    return EngineClient(gate, call), calls
+
+
+def ok(text: str = "Bonjour.") -> EngineReply:
+    return EngineReply(results=[PieceResult(text=text)])
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_a_good_reply_and_its_json_form_both_give_the_results():
+    client, calls = client_with([ok(), ok().model_dump()])
+    assert [r.text for r in run(client.translate(PIECES))] == ["Bonjour."]
+    assert [r.text for r in run(client.translate(PIECES, Priority.BULK))] == ["Bonjour."]
+    assert [priority for priority, _ in calls] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [aiohttp.ServerDisconnectedError(), aiohttp.ClientPayloadError("cut short"), aiohttp.ClientOSError()],
+    ids=["disconnected", "payload", "oserror"],
+)
+def test_a_dropped_connection_is_retried_while_the_engine_answers_its_probe(error):
+    client, calls = client_with([error, ok()])
+    assert [r.text for r in run(client.translate(PIECES))] == ["Bonjour."]
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    "error", [aiohttp.ServerDisconnectedError(), aiohttp.ClientPayloadError("cut short")], ids=["disc", "payload"]
+)
+def test_a_dropped_connection_to_a_dead_engine_is_a_503_and_closes_the_gate(error):
+    client, _ = client_with([error], engine_up=False)
+    with pytest.raises(Unavailable) as raised:
+        run(client.translate(PIECES))
+    assert raised.value.status == 503 and "Retry-After" in raised.value.headers()
+    assert not client.gate.is_up
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (TimeoutError(), 504),
+        (BentoLikeError(504), 504),
+        (BentoLikeError(500), 503),
+        (BentoLikeError(503), 503),
+        (aiohttp.ClientResponseError(None, (), status=502), 503),  # type: ignore[arg-type]
+        (ValueError("anything else"), 503),
+    ],
+    ids=["timeout", "bento-504", "bento-500", "bento-503", "response-error", "other"],
+)
+def test_every_other_failure_is_a_503_or_a_504_never_a_500(error, status):
+    client, _ = client_with([error])
+    with pytest.raises((Unavailable, GatewayTimeout)) as raised:
+        run(client.translate(PIECES))
+    assert raised.value.status == status
+
+
+def test_a_refusal_carries_the_engines_retry_after():
+    refusal = EngineRefusal(reason="deadline", message="overloaded: retry after 12 s", retry_after_s=11.2)
+    client, _ = client_with([EngineReply(refused=refusal)])
+    with pytest.raises(Unavailable) as raised:
+        run(client.translate(PIECES))
+    assert raised.value.headers() == {"Retry-After": "12"}
+    assert "overloaded" in raised.value.message
+
+
+def test_a_reply_of_the_wrong_length_fails_the_request():
+    client, _ = client_with([EngineReply(results=[])])
+    with pytest.raises(TranslationFailed, match="0 pieces for 1 sent"):
+        run(client.translate(PIECES))
+
+
+def test_the_remaining_time_is_passed_on_and_an_expired_request_is_not_sent():
+    client, calls = client_with([ok()])
+    run(client.translate(PIECES, deadline=time.monotonic() + 2.0))
+    assert 1000 < calls[0][1] <= 2000
+    with pytest.raises(GatewayTimeout):
+        run(client.translate(PIECES, deadline=time.monotonic() - 0.1))
+    assert len(calls) == 1
+
+
+def test_a_disconnect_cancels_the_work_and_a_normal_end_leaves_nothing_running():
+    async def main():
+        disconnect = asyncio.Event()
+
+        async def receive():
+            await disconnect.wait()
+            return {"type": "http.disconnect"}
+
+        cancelled = asyncio.Event()
+
+        async def work():
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+        task = asyncio.ensure_future(unless_disconnected(receive, work()))
+        await asyncio.sleep(0.01)
+        disconnect.set()
+        with pytest.raises(CallerGone):
+            await task
+        assert cancelled.is_set()
+
+        async def quick():
+            return 42
+
+        never = asyncio.Event()
+
+        async def silent_receive():
+            await never.wait()
+            return {"type": "http.disconnect"}
+
+        assert await unless_disconnected(silent_receive, quick()) == 42
+        assert len(asyncio.all_tasks()) == 1  # only main(): the watcher is gone
+
+    run(main())

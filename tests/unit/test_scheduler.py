@@ -1,0 +1,293 @@
+"""The engine's scheduler with a fake model: batches, linger, priorities, admission, cancellation.
+
+The fake backend sleeps in its worker thread for a cost that grows with the batch, like a model,
+and records every batch it was given. Assertions are about decisions (which pieces went together,
+who was refused), never about how fast this machine is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from translator.scheduler import CostModel, Priority, Refused, Scheduler, SchedulerSettings
+from translator.schemas import Piece, PieceResult
+
+
+class FakeModel:
+    def __init__(self, fixed_s: float = 0.02, per_piece_s: float = 0.002, fail_on: str | None = None) -> None:
+        self.fixed_s = fixed_s
+        self.per_piece_s = per_piece_s
+        self.fail_on = fail_on
+        self.batches: list[list[str]] = []
+        self.running = 0
+        self.overlap = False
+        self.gate: threading.Event | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
+        with self._lock:
+            self.running += 1
+            self.overlap |= self.running > 1
+        try:
+            if self.gate is not None:
+                self.gate.wait(10)
+            self.batches.append([p.text for p in pieces])
+            time.sleep(self.fixed_s + self.per_piece_s * len(pieces))
+            return [
+                PieceResult(error="bad piece") if p.text == self.fail_on else PieceResult(text=p.text.upper())
+                for p in pieces
+            ]
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+def tokens(piece: Piece) -> int:
+    return len(piece.text.split()) + 2
+
+
+def piece(text: str) -> Piece:
+    return Piece(text=text, source="en", target="fr")
+
+
+def make(model: FakeModel, **overrides) -> Scheduler:
+    settings = {"max_batch_size": 8, "max_batch_tokens": 10_000, "max_latency_s": 60.0, **overrides}
+    return Scheduler(model, tokens, SchedulerSettings(**settings))
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def test_results_come_back_per_request_in_order_and_a_bad_piece_fails_only_its_own():
+    model = FakeModel(fail_on="poison")
+
+    async def main():
+        scheduler = make(model)
+        scheduler.start()
+        good = scheduler.submit([piece(f"a{i}") for i in range(5)])
+        bad = scheduler.submit([piece("b0"), piece("poison"), piece("b2")])
+        results = await asyncio.gather(good, bad)
+        await scheduler.close()
+        return results
+
+    good, bad = run(main())
+    assert [r.text for r in good] == [f"A{i}" for i in range(5)]
+    assert [r.error for r in bad] == [None, "bad piece", None]
+    assert [r.text for r in bad][0::2] == ["B0", "B2"]
+
+
+def test_concurrent_requests_share_batches_bounded_by_max_batch_size_and_never_overlap():
+    model = FakeModel()
+
+    async def main():
+        scheduler = make(model, max_batch_size=4)
+        scheduler.start()
+        await asyncio.gather(*(scheduler.submit([piece(f"r{i}p{j}") for j in range(3)]) for i in range(6)))
+        await scheduler.close()
+
+    run(main())
+    sizes = [len(b) for b in model.batches]
+    assert sum(sizes) == 18 and max(sizes) == 4
+    assert any(len({t.split("p")[0] for t in batch}) > 1 for batch in model.batches), "no batch mixed requests"
+    assert not model.overlap
+
+
+def test_token_budget_bounds_a_batch_by_padded_tokens():
+    model = FakeModel()
+    long = " ".join(["w"] * 40)  # 42 tokens
+
+    async def main():
+        scheduler = make(model, max_batch_tokens=100)
+        scheduler.start()
+        await asyncio.gather(*(scheduler.submit([piece(f"{long} {i}")]) for i in range(6)))
+        await scheduler.close()
+
+    run(main())
+    # 43 tokens each: two fit in 100 padded tokens, three do not.
+    assert max(len(b) for b in model.batches) == 2
+
+
+def test_length_grouping_puts_similar_lengths_together_and_the_oldest_first():
+    model = FakeModel()
+    model.gate = threading.Event()
+
+    async def main():
+        scheduler = make(model, max_batch_size=4)
+        scheduler.start()
+        first = asyncio.ensure_future(scheduler.submit([piece("hold")]))
+        await asyncio.sleep(0.05)  # the model is now busy with "hold"
+        lengths = [1, 30, 2, 31, 1, 29, 2, 30]
+        tasks = [
+            asyncio.ensure_future(scheduler.submit([piece(" ".join(["x"] * n) + f" #{i}")]))
+            for i, n in enumerate(lengths)
+        ]
+        await asyncio.sleep(0.05)
+        model.gate.set()
+        await asyncio.gather(first, *tasks)
+        await scheduler.close()
+
+    run(main())
+    batches = model.batches[1:]
+    assert len(batches) == 2
+    assert all(len(set(len(t.split()) > 10 for t in batch)) == 1 for batch in batches), batches
+    assert batches[0][0].endswith("#0") or any(t.endswith("#0") for t in batches[0])
+
+
+def test_interactive_work_overtakes_a_queue_of_bulk_work():
+    model = FakeModel(fixed_s=0.01)
+    model.gate = threading.Event()
+
+    async def main():
+        scheduler = make(model, max_batch_size=4)
+        scheduler.start()
+        bulk = [asyncio.ensure_future(scheduler.submit([piece(f"bulk{i}")], Priority.BULK)) for i in range(16)]
+        await asyncio.sleep(0.05)
+        urgent = asyncio.ensure_future(scheduler.submit([piece("urgent")]))
+        await asyncio.sleep(0.05)
+        model.gate.set()
+        await asyncio.gather(urgent, *bulk)
+        await scheduler.close()
+
+    run(main())
+    # The first batch was taken before "urgent" arrived; it goes in the very next one.
+    where = next(i for i, batch in enumerate(model.batches) if "urgent" in batch)
+    assert where == 1, model.batches
+
+
+def test_linger_lets_closed_loop_clients_fill_the_next_batch():
+    """Eight clients that resend as soon as they are answered: without the linger they split into
+    alternating partial batches; with it, batches are full."""
+
+    async def closed_loop(linger_fraction: float) -> list[int]:
+        model = FakeModel(fixed_s=0.05, per_piece_s=0.0)
+        scheduler = make(model, max_batch_size=8, linger_fraction=linger_fraction, linger_max_s=0.5)
+        scheduler.start()
+
+        async def client(i: int) -> None:
+            await asyncio.sleep(0.001 * i)
+            for round_ in range(8):
+                await scheduler.submit([piece(f"c{i}r{round_}")])
+                await asyncio.sleep(0.003)  # the trip back through HTTP
+
+        # Half the clients start while the first batch is already running: the split to undo.
+        first = [asyncio.ensure_future(client(i)) for i in range(4)]
+        await asyncio.sleep(0.01)
+        rest = [asyncio.ensure_future(client(i)) for i in range(4, 8)]
+        await asyncio.gather(*first, *rest)
+        await scheduler.close()
+        return [len(b) for b in model.batches]
+
+    without = run(closed_loop(0.0))
+    with_linger = run(closed_loop(1.0))
+    assert sum(without) == sum(with_linger) == 64
+    assert len(with_linger) < len(without)
+    assert sorted(with_linger)[len(with_linger) // 2] == 8  # the median batch is full
+
+
+def test_a_lone_client_is_not_kept_waiting_by_the_linger():
+    async def main() -> float:
+        model = FakeModel(fixed_s=0.05, per_piece_s=0.0)
+        scheduler = make(model, linger_fraction=100.0, linger_max_s=5.0)
+        scheduler.start()
+        await scheduler.submit([piece("one")])
+        started = time.perf_counter()
+        await scheduler.submit([piece("two")])
+        elapsed = time.perf_counter() - started
+        await scheduler.close()
+        return elapsed
+
+    # A 5 s linger would show; the lone client's piece is all the last batch expects back.
+    assert run(main()) < 2.0
+
+
+def test_a_request_predicted_to_miss_its_deadline_is_refused_at_once_with_a_retry_after():
+    model = FakeModel(fixed_s=0.05, per_piece_s=0.01)
+
+    async def main():
+        scheduler = make(model, max_batch_size=4, max_latency_s=1.0)
+        scheduler.start()
+        await scheduler.submit([piece("calibrate")] * 4)
+        await scheduler.submit([piece("calibrate again")])
+        backlog = [asyncio.ensure_future(scheduler.submit([piece(f"q{i}")], Priority.BULK)) for i in range(60)]
+        await asyncio.sleep(0)
+        started = time.perf_counter()
+        with pytest.raises(Refused) as refused:
+            await scheduler.submit([piece("late")], Priority.BULK)
+        refusal_s = time.perf_counter() - started
+        # Interactive work does not queue behind bulk: the same request is admitted.
+        urgent = await scheduler.submit([piece("urgent")], Priority.INTERACTIVE)
+        for task in backlog:
+            task.cancel()
+        await asyncio.gather(*backlog, return_exceptions=True)
+        await scheduler.close()
+        return refused.value, refusal_s, urgent
+
+    refused, refusal_s, urgent = run(main())
+    assert refused.reason == "deadline"
+    assert refused.retry_after_s >= 1
+    assert refusal_s < 0.1
+    assert urgent[0].text == "URGENT"
+
+
+def test_a_caller_deadline_sooner_than_max_latency_is_planned_with():
+    model = FakeModel(fixed_s=0.05, per_piece_s=0.01)
+
+    async def main():
+        scheduler = make(model, max_batch_size=4, max_latency_s=60.0)
+        scheduler.start()
+        await scheduler.submit([piece("calibrate")] * 4)
+        backlog = [asyncio.ensure_future(scheduler.submit([piece(f"q{i}")])) for i in range(40)]
+        await asyncio.sleep(0)
+        with pytest.raises(Refused):
+            await scheduler.submit([piece("hurry")], timeout_s=0.05)
+        answered = await scheduler.submit([piece("patient")])
+        await asyncio.gather(*backlog)
+        await scheduler.close()
+        return answered
+
+    assert run(main())[0].text == "PATIENT"
+
+
+def test_cancelled_requests_are_never_generated():
+    model = FakeModel(fixed_s=0.01)
+    model.gate = threading.Event()
+
+    async def main():
+        scheduler = make(model, max_batch_size=2)
+        scheduler.start()
+        busy = asyncio.ensure_future(scheduler.submit([piece("busy")]))
+        await asyncio.sleep(0.05)
+        gone = asyncio.ensure_future(scheduler.submit([piece(f"gone{i}") for i in range(5)]))
+        kept = asyncio.ensure_future(scheduler.submit([piece("kept")]))
+        await asyncio.sleep(0.01)
+        assert scheduler.queued_pieces == 6
+        gone.cancel()
+        await asyncio.sleep(0.01)
+        assert scheduler.queued_pieces == 1
+        model.gate.set()
+        await asyncio.gather(busy, kept)
+        await scheduler.close()
+
+    run(main())
+    generated = [text for batch in model.batches for text in batch]
+    assert "kept" in generated and not any(t.startswith("gone") for t in generated)
+
+
+def test_cost_model_learns_fixed_and_per_piece_costs():
+    cost = CostModel()
+    for pieces in (1, 2, 4, 8, 16, 32) * 3:
+        cost.observe(pieces, pieces * 20, 0.5 + 0.1 * pieces)
+    assert cost.predict(10, 200) == pytest.approx(1.5, rel=0.05)
+    assert cost.predict(32, 640) == pytest.approx(3.7, rel=0.05)
+
+
+def test_cost_model_with_one_repeated_batch_size_still_predicts_that_size():
+    cost = CostModel()
+    for _ in range(10):
+        cost.observe(32, 640, 4.0)
+    assert cost.predict(32, 640) == pytest.approx(4.0, rel=0.05)

@@ -1,0 +1,86 @@
+"""The API worker's side of every engine call: the gate, retries, and one mapping of failures.
+
+Whatever goes wrong between the two services ends as a `TranslationError` with a status a client
+can act on: 503 with `Retry-After` when the engine is down, overloaded or dropped the connection,
+504 when the request ran out of time. Never a 500: an exception that escapes here would be one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import aiohttp
+
+from translator.engine_gate import EngineGate
+from translator.errors import GatewayTimeout, TranslationError, TranslationFailed, Unavailable
+from translator.scheduler import Priority
+from translator.schemas import EngineReply, Piece, PieceResult
+
+logger = logging.getLogger(__name__)
+
+# (pieces, priority, timeout in ms or None) -> the engine's reply, as a model or its JSON form.
+RawCall = Callable[[list[Piece], int, float | None], Awaitable[Any]]
+
+# Tries per call when connections drop while the engine itself answers: after an engine restart
+# the pool may hold several dead connections, each failing at once.
+ATTEMPTS = 4
+
+
+class EngineClient:
+    def __init__(self, gate: EngineGate, call: RawCall, attempts: int = ATTEMPTS) -> None:
+        self.gate = gate
+        self._call = call
+        self.attempts = attempts
+
+    async def translate(
+        self, pieces: list[Piece], priority: Priority = Priority.INTERACTIVE, deadline: float | None = None
+    ) -> Sequence[PieceResult]:
+        """Translate pieces; `deadline` is a `time.monotonic()` instant the caller will not wait past."""
+        for attempt in range(1, self.attempts + 1):
+            timeout_ms = None
+            if deadline is not None:
+                timeout_ms = (deadline - time.monotonic()) * 1000
+                if timeout_ms <= 0:
+                    raise GatewayTimeout("the request ran out of time before the engine could answer it")
+            try:
+                raw = await self.gate.call(lambda: self._call(pieces, int(priority), timeout_ms))  # noqa: B023
+            except TranslationError:
+                raise
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+                # A dropped connection or an answer cut short: a stale pooled connection (the pool
+                # recycling it, or kept from before an engine restart), or a dead engine. The probe
+                # tells them apart, and translation is idempotent, so a retry is safe.
+                if attempt < self.attempts and await self.gate.probe():
+                    logger.warning("engine call failed (%s: %s); retrying", type(exc).__name__, exc)
+                    continue
+                self.gate.mark_down(f"the translation engine is unreachable ({type(exc).__name__})")
+                raise Unavailable(f"the translation engine is unreachable: {type(exc).__name__}") from exc
+            except TimeoutError as exc:
+                raise GatewayTimeout("the translation engine did not answer in time") from exc
+            except aiohttp.ClientError as exc:
+                raise Unavailable(f"the call to the translation engine failed: {type(exc).__name__}") from exc
+            except Exception as exc:  # noqa: BLE001 - BentoML's client errors and anything else: never a 500
+                status = getattr(exc, "error_code", None)
+                logger.warning("engine call failed: %r (status %s)", exc, status)
+                if int(status or 0) == 504:
+                    raise GatewayTimeout("the translation engine did not answer in time") from exc
+                raise TranslationFailed(f"the translation engine failed: {type(exc).__name__}") from exc
+            return self._results(raw, len(pieces))
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _results(raw: Any, expected: int) -> list[PieceResult]:
+        try:
+            reply = raw if isinstance(raw, EngineReply) else EngineReply.model_validate(raw)
+        except ValueError as exc:
+            raise TranslationFailed(f"the translation engine sent an answer of the wrong shape: {exc}") from exc
+        if reply.refused is not None:
+            if reply.refused.reason == "expired":
+                raise GatewayTimeout(reply.refused.message)
+            raise Unavailable(reply.refused.message, retry_after_s=reply.refused.retry_after_s)
+        if len(reply.results) != expected:
+            raise TranslationFailed(f"the engine answered {len(reply.results)} pieces for {expected} sent")
+        return reply.results

@@ -1,0 +1,72 @@
+"""The engine's Prometheus metrics: what operators and the autoscaler watch.
+
+Created through `bentoml.metrics`, so they land in BentoML's multiprocess registry and `/metrics`
+on the public port shows them beside BentoML's own.
+"""
+
+from __future__ import annotations
+
+import bentoml
+
+_BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+
+BATCH_PIECES = bentoml.metrics.Histogram(
+    name="translation_batch_pieces",
+    documentation="Pieces (sentences) per batch handed to the model, across requests",
+    buckets=_BATCH_BUCKETS,
+)
+BATCH_PADDED_TOKENS = bentoml.metrics.Histogram(
+    name="translation_batch_padded_tokens",
+    documentation="Padded source tokens (pieces x longest x beams) per batch handed to the model",
+    buckets=(16, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768),
+)
+BATCH_SECONDS = bentoml.metrics.Histogram(
+    name="translation_batch_seconds",
+    documentation="Model time per batch",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64),
+)
+QUEUE_PIECES = bentoml.metrics.Gauge(
+    name="translation_queue_pieces",
+    documentation="Pieces waiting in the engine's queue",
+    multiprocess_mode="livesum",
+)
+QUEUE_TOKENS = bentoml.metrics.Gauge(
+    name="translation_queue_tokens",
+    documentation="Source tokens waiting in the engine's queue",
+    multiprocess_mode="livesum",
+)
+PREDICTED_WAIT = bentoml.metrics.Gauge(
+    name="translation_predicted_wait_seconds",
+    documentation="Predicted seconds until a bulk request queued now would be answered",
+    multiprocess_mode="livemax",
+)
+REFUSED = bentoml.metrics.Counter(
+    name="translation_refused_requests",
+    documentation="Requests the engine refused at admission, by reason",
+    labelnames=["reason"],
+)
+DROPPED = bentoml.metrics.Counter(
+    name="translation_dropped_pieces",
+    documentation="Queued pieces dropped without generation, by reason (caller_gone: disconnect or timeout)",
+    labelnames=["reason"],
+)
+
+
+class PrometheusObserver:
+    """The scheduler's `Observer`, writing to the metrics above."""
+
+    def batch_done(self, pieces: int, padded_tokens: int, seconds: float) -> None:
+        BATCH_PIECES.observe(pieces)
+        BATCH_PADDED_TOKENS.observe(padded_tokens)
+        BATCH_SECONDS.observe(seconds)
+
+    def queue_changed(self, pieces: int, tokens: int, predicted_wait_s: float) -> None:
+        QUEUE_PIECES.set(pieces)
+        QUEUE_TOKENS.set(tokens)
+        PREDICTED_WAIT.set(predicted_wait_s)
+
+    def refused(self, reason: str) -> None:
+        REFUSED.labels(reason=reason).inc()
+
+    def dropped(self, reason: str, pieces: int) -> None:
+        DROPPED.labels(reason=reason).inc(pieces)

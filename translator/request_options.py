@@ -1,0 +1,57 @@
+"""Per-request options carried in HTTP headers, beside the JSON contract (which stays as it is).
+
+- `Priority` (RFC 9218): urgency `u=0..7`, lower is more urgent; `u=5` and above is bulk work
+  (long jobs, evaluation), which takes what interactive traffic leaves. No header (or an urgency
+  below 5) is interactive. Other parameters of the header (`i` for incremental) are ignored.
+- `X-Deadline-Ms`: the caller will not wait longer than this many milliseconds. The engine then
+  plans with the sooner of this and `max_latency_ms`: refused at once if it cannot make it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from translator.errors import InvalidRequest
+from translator.scheduler import Priority
+
+PRIORITY_HEADER = "priority"
+DEADLINE_HEADER = "x-deadline-ms"
+BULK_URGENCY = 5
+# An hour: far beyond any HTTP timeout on the way; a larger value is a mistake, not a wish.
+MAX_DEADLINE_MS = 3_600_000
+
+
+def priority_of(headers: Mapping[str, str]) -> Priority:
+    value = headers.get(PRIORITY_HEADER)
+    if value is None:
+        return Priority.INTERACTIVE
+    urgency = None
+    for item in value.split(","):
+        key, _, raw = item.strip().partition("=")
+        if key.strip() == "u":
+            raw = raw.strip()
+            if not (raw.isdigit() and 0 <= int(raw) <= 7):
+                raise InvalidRequest(
+                    f"header Priority: urgency must be u=0..7 (RFC 9218), not {raw[:20]!r}", field="Priority"
+                )
+            urgency = int(raw)
+    if urgency is not None and urgency >= BULK_URGENCY:
+        return Priority.BULK
+    return Priority.INTERACTIVE
+
+
+def deadline_ms_of(headers: Mapping[str, str]) -> float | None:
+    value = headers.get(DEADLINE_HEADER)
+    if value is None:
+        return None
+    try:
+        deadline = float(value)
+    except ValueError:
+        deadline = float("nan")
+    if not (0 < deadline <= MAX_DEADLINE_MS):
+        raise InvalidRequest(
+            f"header X-Deadline-Ms: must be a number of milliseconds between 1 and {MAX_DEADLINE_MS}, "
+            f"not {value[:20]!r}",
+            field="X-Deadline-Ms",
+        )
+    return deadline

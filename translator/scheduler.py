@@ -1,0 +1,454 @@
+"""The engine's own batch scheduler: one queue of pieces from every request, one model loop.
+
+Requests arrive as lists of pieces (sentences) with a priority and a deadline. The scheduler
+admits a request only if it predicts that the request can be answered before its deadline, and
+refuses it at once otherwise (with the time after which it would fit), never after it has waited.
+One model loop takes batches from the queue whenever the model frees:
+
+- most urgent first: every interactive piece before any bulk piece, oldest first within a class;
+- at most `max_batch_size` pieces and `max_batch_tokens` padded source tokens (times beams);
+- grouped by length: from a window at the head of the queue, the oldest piece goes with the
+  pieces closest to it in length, so short sentences do not pay for a long one's padding;
+- a linger after each batch: closed-loop clients answered by a batch come back a few
+  milliseconds later. Started at once, the next batch would hold only the clients that were not
+  in the last one and the two halves would alternate forever. So while the queue holds fewer
+  pieces than the last batch had (plus what was already waiting), the loop waits a little for
+  them, at most `linger_fraction` of the last batch's time and never more than `linger_max_ms`.
+  A lone client is never kept waiting: one piece back is all it expected.
+
+A request whose caller goes away is cancelled: its pieces still queued are never generated.
+
+The backend is a plain function (pieces in, results out, same order, per-piece errors) run in one
+worker thread, so two batches never run at once and the event loop keeps admitting requests
+while the model computes. Nothing here knows BentoML or the model: the tests drive it with a
+fake backend and a fake clock-free model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from translator.schemas import Piece, PieceResult
+
+logger = logging.getLogger(__name__)
+
+Backend = Callable[[list[Piece]], list[PieceResult]]
+TokenCounter = Callable[[Piece], int]
+
+
+class Priority(enum.IntEnum):
+    INTERACTIVE = 0
+    BULK = 1
+
+
+class Refused(Exception):
+    """The request cannot be answered in time (or at all now); the caller may retry later."""
+
+    def __init__(self, reason: str, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
+class Observer(Protocol):
+    """Where the scheduler reports what operators want to see (service.py: Prometheus)."""
+
+    def batch_done(self, pieces: int, padded_tokens: int, seconds: float) -> None: ...
+
+    def queue_changed(self, pieces: int, tokens: int, predicted_wait_s: float) -> None: ...
+
+    def refused(self, reason: str) -> None: ...
+
+    def dropped(self, reason: str, pieces: int) -> None: ...
+
+
+class NullObserver:
+    def batch_done(self, pieces: int, padded_tokens: int, seconds: float) -> None:
+        pass
+
+    def queue_changed(self, pieces: int, tokens: int, predicted_wait_s: float) -> None:
+        pass
+
+    def refused(self, reason: str) -> None:
+        pass
+
+    def dropped(self, reason: str, pieces: int) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class SchedulerSettings:
+    max_batch_size: int = 32
+    max_batch_tokens: int = 8192
+    beams: int = 1
+    max_latency_s: float = 60.0
+    linger_fraction: float = 0.05
+    linger_max_s: float = 0.1
+    # How far past the head of the queue the length grouping looks, in batches.
+    group_window_batches: int = 4
+
+
+class CostModel:
+    """Predicted seconds for a batch: `fixed + per_piece * pieces + per_token * padded tokens`.
+
+    Fitted by least squares over the most recent batches, with a small pull towards the previous
+    estimate so that a run of identical batches (which cannot separate the three terms) still
+    gives a stable, sensible prediction. Until a batch has been seen, it knows nothing.
+    """
+
+    def __init__(self, history: int = 64, ridge: float = 1e-3) -> None:
+        self.samples: deque[tuple[int, int, float]] = deque(maxlen=history)
+        self.ridge = ridge
+        self.coefficients: tuple[float, float, float] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.coefficients is not None
+
+    def observe(self, pieces: int, tokens: int, seconds: float) -> None:
+        self.samples.append((pieces, tokens, seconds))
+        self.coefficients = self._fit()
+
+    def predict(self, pieces: int, tokens: int) -> float:
+        if self.coefficients is None or pieces <= 0:
+            return 0.0
+        fixed, per_piece, per_token = self.coefficients
+        return fixed + per_piece * pieces + per_token * tokens
+
+    def _fit(self) -> tuple[float, float, float]:
+        import numpy as np
+
+        data = np.array(self.samples, dtype=float)
+        x = np.column_stack([np.ones(len(data)), data[:, 0], data[:, 1]])
+        y = data[:, 2]
+        # Scale columns so the ridge term means the same for seconds, pieces and tokens.
+        scale = np.maximum(np.abs(x).max(axis=0), 1e-9)
+        xs = x / scale
+        prior = np.zeros(3)
+        if self.coefficients is not None:
+            prior = np.array(self.coefficients) * scale
+        else:
+            # First sample: all of it per token, the shape that extrapolates most cautiously.
+            prior = np.array([0.0, 0.0, y.mean()]) if len(y) else prior
+        weight = self.ridge * len(y) + 1e-9
+        solved = np.linalg.solve(xs.T @ xs + weight * np.eye(3), xs.T @ y + weight * prior)
+        coefficients = np.maximum(solved / scale, 0.0)
+        if not np.any(coefficients):
+            coefficients[2] = max(float(y.mean()), 0.0) / max(float(data[:, 1].mean()), 1.0)
+        return float(coefficients[0]), float(coefficients[1]), float(coefficients[2])
+
+
+@dataclass(eq=False)
+class _Job:
+    seq: int
+    pieces: list[Piece]
+    lengths: list[int]
+    priority: Priority
+    arrival: float
+    deadline: float
+    future: asyncio.Future[list[PieceResult]]
+    results: list[PieceResult | None] = field(default_factory=list)
+    outstanding: int = 0
+    cancelled: bool = False
+
+    def settle(self, index: int, result: PieceResult) -> None:
+        if self.results[index] is None:
+            self.results[index] = result
+            self.outstanding -= 1
+        if self.outstanding == 0 and not self.future.done():
+            self.future.set_result([r if r is not None else PieceResult(error="not translated") for r in self.results])
+
+
+@dataclass(frozen=True)
+class _Entry:
+    job: _Job
+    index: int
+
+    @property
+    def length(self) -> int:
+        return self.job.lengths[self.index]
+
+
+@dataclass(frozen=True)
+class Batch:
+    entries: list[_Entry]
+    padded_tokens: int
+
+    @property
+    def pieces(self) -> list[Piece]:
+        return [e.job.pieces[e.index] for e in self.entries]
+
+
+class Scheduler:
+    def __init__(
+        self,
+        backend: Backend,
+        count_tokens: TokenCounter,
+        settings: SchedulerSettings | None = None,
+        observer: Observer | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.backend = backend
+        self.count_tokens = count_tokens
+        self.settings = settings or SchedulerSettings()
+        self.observer: Observer = observer or NullObserver()
+        self.clock = clock
+        self.cost = CostModel()
+        self.batches_done = 0
+        self._queues: dict[Priority, deque[_Entry]] = {p: deque() for p in Priority}
+        self._queued_pieces = 0
+        self._queued_tokens = 0
+        self._seq = itertools.count()
+        self._changed = asyncio.Event()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
+        self._loop_task: asyncio.Task[None] | None = None
+        self._running: Batch | None = None
+        self._running_since = 0.0
+        self._running_predicted = 0.0
+        self._linger_until = 0.0
+        self._expected = 0
+        self._closed = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._loop_task is None:
+            self._loop_task = asyncio.get_running_loop().create_task(self._model_loop(), name="model-loop")
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            await asyncio.gather(self._loop_task, return_exceptions=True)
+        for queue in self._queues.values():
+            for entry in queue:
+                if not entry.job.future.done():
+                    entry.job.future.set_exception(Refused("shutting_down", "the engine is shutting down", 5))
+            queue.clear()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- requests --------------------------------------------------------------------------------
+
+    async def submit(
+        self,
+        pieces: Sequence[Piece],
+        priority: Priority = Priority.INTERACTIVE,
+        timeout_s: float | None = None,
+    ) -> list[PieceResult]:
+        """Translate one request's pieces; results in the same order.
+
+        Raises `Refused` at once if the request cannot be answered within its deadline
+        (`max_latency_ms`, or `timeout_s` if the caller asks for sooner). Cancelling the awaiting
+        task (the caller went away) drops the pieces not yet generated.
+        """
+        if self._closed:
+            raise Refused("shutting_down", "the engine is shutting down", 5)
+        pieces = list(pieces)
+        if not pieces:
+            return []
+        now = self.clock()
+        budget = self.settings.max_latency_s if timeout_s is None else min(timeout_s, self.settings.max_latency_s)
+        lengths = [self._safe_count(p) for p in pieces]
+        job = _Job(
+            seq=next(self._seq),
+            pieces=pieces,
+            lengths=lengths,
+            priority=priority,
+            arrival=now,
+            deadline=now + budget,
+            future=asyncio.get_running_loop().create_future(),
+            results=[None] * len(pieces),
+            outstanding=len(pieces),
+        )
+        finish = now + self.predicted_wait(priority, len(pieces), sum(lengths))
+        if self.cost.ready and finish > job.deadline:
+            self.observer.refused("deadline")
+            # After `finish - deadline` seconds the work now ahead of it is done: then it would fit.
+            retry = max(1.0, math.ceil(finish - job.deadline))
+            raise Refused(
+                "deadline",
+                f"the engine is overloaded: this request would be answered in about {finish - now:.1f} s, "
+                f"over its limit of {budget:.1f} s; retry after {retry:.0f} s",
+                retry,
+            )
+        queue = self._queues[priority]
+        for index in range(len(pieces)):
+            queue.append(_Entry(job, index))
+        self._queued_pieces += len(pieces)
+        self._queued_tokens += sum(lengths)
+        self._changed.set()
+        self._report_queue()
+        try:
+            return await asyncio.shield(job.future)
+        except asyncio.CancelledError:
+            self._cancel(job, "caller_gone")
+            raise
+
+    def predicted_wait(self, priority: Priority, pieces: int, tokens: int) -> float:
+        """Seconds until a request of this size, queued now, would be answered."""
+        if self.cost.coefficients is None:
+            return 0.0
+        ahead = [e for p in Priority if p <= priority for e in self._queues[p]]
+        total = len(ahead) + pieces
+        if total == 0:
+            return self._running_left()
+        batches = math.ceil(total / self.settings.max_batch_size)
+        # Every batch pays the fixed cost; tokens are padded to each batch's longest piece, and the
+        # length grouping keeps that close to the mean, so the mean stands in for it.
+        mean = (sum(e.length for e in ahead) + tokens) / total
+        fixed, per_piece, per_token = self.cost.coefficients
+        work = batches * fixed + per_piece * total + per_token * mean * total * self._beams
+        return self._running_left() + work
+
+    # -- the model loop --------------------------------------------------------------------------
+
+    async def _model_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._wait_for_work()
+            batch = self._next_batch()
+            if batch is None:
+                continue
+            pieces = batch.pieces
+            self._running = batch
+            self._running_since = self.clock()
+            self._running_predicted = self.cost.predict(len(pieces), batch.padded_tokens)
+            started = time.perf_counter()
+            try:
+                results = await loop.run_in_executor(self._executor, self.backend, pieces)
+                if len(results) != len(pieces):
+                    raise RuntimeError(f"the backend answered {len(results)} results for {len(pieces)} pieces")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the backend isolates pieces; this is its own failure
+                logger.exception("batch of %d pieces failed", len(pieces))
+                results = [PieceResult(error=f"{type(exc).__name__}: {exc}")] * len(pieces)
+            seconds = time.perf_counter() - started
+            self._running = None
+            self.cost.observe(len(pieces), batch.padded_tokens, seconds)
+            self.batches_done += 1
+            self.observer.batch_done(len(pieces), batch.padded_tokens, seconds)
+            for entry, result in zip(batch.entries, results, strict=True):
+                if not entry.job.cancelled:
+                    entry.job.settle(entry.index, result)
+            # The clients this batch answered will be back shortly: see the module docstring.
+            self._expected = min(self.settings.max_batch_size, len(pieces) + self._queued_pieces)
+            linger = min(self.settings.linger_max_s, self.settings.linger_fraction * seconds)
+            self._linger_until = self.clock() + linger
+            self._report_queue()
+
+    async def _wait_for_work(self) -> None:
+        while True:
+            self._changed.clear()
+            if self._queued_pieces:
+                left = self._linger_until - self.clock()
+                if self._queued_pieces >= self._expected or left <= 0:
+                    return
+                try:
+                    await asyncio.wait_for(self._changed.wait(), left)
+                except TimeoutError:
+                    return
+            else:
+                await self._changed.wait()
+
+    def _next_batch(self) -> Batch | None:
+        slots = self.settings.max_batch_size
+        chosen: list[_Entry] = []
+        longest = 0
+        for priority in Priority:
+            queue = self._queues[priority]
+            if not queue or len(chosen) >= slots:
+                continue
+            picked, longest = self._pick(queue, slots - len(chosen), longest, len(chosen))
+            chosen.extend(picked)
+        if not chosen:
+            return None
+        taken = set(map(id, chosen))
+        for queue in self._queues.values():
+            if any(id(e) in taken for e in queue):
+                kept = [e for e in queue if id(e) not in taken]
+                queue.clear()
+                queue.extend(kept)
+        self._queued_pieces -= len(chosen)
+        self._queued_tokens -= sum(e.length for e in chosen)
+        return Batch(chosen, padded_tokens=max(e.length for e in chosen) * len(chosen) * self._beams)
+
+    def _pick(self, queue: deque[_Entry], slots: int, longest: int, already: int) -> tuple[list[_Entry], int]:
+        """Up to `slots` entries from `queue`, the oldest always among them, grouped by length."""
+        window = list(itertools.islice(queue, slots * max(1, self.settings.group_window_batches)))
+        oldest = window[0]
+        if len(window) > slots:
+            # Nearest in length to the oldest piece first (ties: older first).
+            window.sort(key=lambda e: (abs(e.length - oldest.length), e.job.seq, e.index))
+        picked: list[_Entry] = []
+        budget = self.settings.max_batch_tokens
+        for entry in window:
+            if len(picked) >= slots:
+                break
+            width = max(longest, entry.length)
+            if (already or picked) and width * (already + len(picked) + 1) * self._beams > budget:
+                continue
+            picked.append(entry)
+            longest = width
+        return picked, longest
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+
+    @property
+    def _beams(self) -> int:
+        return max(1, self.settings.beams)
+
+    @property
+    def queued_pieces(self) -> int:
+        return self._queued_pieces
+
+    @property
+    def queued_tokens(self) -> int:
+        return self._queued_tokens
+
+    def _running_left(self) -> float:
+        if self._running is None:
+            return 0.0
+        return max(0.0, self._running_since + self._running_predicted - self.clock())
+
+    def _safe_count(self, piece: Piece) -> int:
+        try:
+            return max(1, int(self.count_tokens(piece)))
+        except Exception:  # noqa: BLE001 - a piece that cannot be encoded fails in the backend, alone
+            return max(1, len(piece.text) // 3)
+
+    def _cancel(self, job: _Job, reason: str) -> None:
+        if job.cancelled or job.future.done():
+            return
+        job.cancelled = True
+        dropped = 0
+        for queue in self._queues.values():
+            kept = [e for e in queue if e.job is not job]
+            for entry in queue:
+                if entry.job is job:
+                    dropped += 1
+                    self._queued_pieces -= 1
+                    self._queued_tokens -= entry.length
+            if len(kept) != len(queue):
+                queue.clear()
+                queue.extend(kept)
+        if dropped:
+            self.observer.dropped(reason, dropped)
+            logger.info("dropped %d queued pieces of a request whose caller went away", dropped)
+        self._changed.set()
+        self._report_queue()
+
+    def _report_queue(self) -> None:
+        wait = self.predicted_wait(Priority.BULK, 0, 0) if self.cost.ready else 0.0
+        self.observer.queue_changed(self._queued_pieces, self._queued_tokens, wait)
