@@ -1,5 +1,7 @@
-"""Closed-loop load: `concurrency` clients, each sending its next request as soon as the previous
-one is answered, for a fixed time; then the requests still in flight are awaited and counted.
+"""Load: closed loops (`concurrency` clients, each sending its next request as soon as the previous
+one is answered, for a fixed time; then the requests still in flight are awaited and counted),
+several of them at once with their own headers (interactive beside bulk), or an open loop
+(requests at a fixed rate whatever the answers: overload).
 
 A request fails when its status is not 200, when it times out or the connection fails, or when
 its answer does not carry every record id exactly once, in request order.
@@ -34,17 +36,27 @@ class LoadResult:
     sentences: int = 0
     texts: list[str] = field(default_factory=list)
     first_failure: str | None = None
+    # Refusals (429, 503): how long each took to come back, and how many lacked a Retry-After.
+    refusal_latencies_s: list[float] = field(default_factory=list)
+    refusals_without_retry_after: int = 0
 
     @property
     def seconds(self) -> float:
         return max(self.last_answer - self.started, 1e-9)
 
 
-async def _send(session: aiohttp.ClientSession, url: str, request: Request) -> tuple[str, list[str] | None, str]:
-    """(outcome, output texts when successful, detail)."""
+REFUSALS = ("429", "503")
+
+
+async def _send(
+    session: aiohttp.ClientSession, url: str, request: Request, headers: dict[str, str] | None = None
+) -> tuple[str, list[str] | None, str]:
+    """(outcome, output texts when successful, detail); a refusal's detail is its Retry-After."""
     try:
-        async with session.post(url, json=request.body()) as response:
+        async with session.post(url, json=request.body(), headers=headers) as response:
             body = await response.read()
+            if str(response.status) in REFUSALS:
+                return str(response.status), None, response.headers.get("Retry-After", "")
             if response.status != 200:
                 return str(response.status), None, body[:300].decode(errors="replace")
             try:
@@ -64,47 +76,99 @@ async def _send(session: aiohttp.ClientSession, url: str, request: Request) -> t
         return f"client {type(exc).__name__}", None, repr(exc)
 
 
-async def _closed_loop(
-    url: str, stream: Iterator[Request], concurrency: int, duration_s: float, result: LoadResult | None
-) -> None:
+def _record(result: LoadResult, sent: float, answered: float, outcome: str, texts: list[str] | None, detail: str):
+    result.requests += 1
+    result.outcomes[outcome] += 1
+    result.last_answer = max(result.last_answer, answered)
+    if texts is None:
+        result.failed += 1
+        if outcome in REFUSALS:
+            result.refusal_latencies_s.append(answered - sent)
+            result.refusals_without_retry_after += not detail.isdigit()
+            detail = f"Retry-After {detail or 'missing'}"
+        result.first_failure = result.first_failure or f"{outcome}: {detail}"
+    else:
+        result.latencies_s.append(answered - sent)
+        result.sentences += len(texts)
+        result.texts.extend(texts)
+
+
+@dataclass
+class Clients:
+    """One group of closed-loop clients: their requests, how many, and the headers they send."""
+
+    stream: Iterator[Request]
+    concurrency: int
+    headers: dict[str, str] | None = None
+    result: LoadResult | None = None
+
+
+def _session(connections: int) -> aiohttp.ClientSession:
     timeout = aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)
-    connector = aiohttp.TCPConnector(limit=concurrency, force_close=False)
-    async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
+    return aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=connections))
+
+
+async def _closed_loops(url: str, groups: list[Clients], duration_s: float) -> None:
+    async with _session(sum(g.concurrency for g in groups)) as session:
         deadline = time.monotonic() + duration_s
-        if result is not None:
-            result.started = result.last_answer = time.monotonic()
+        for group in groups:
+            if group.result is not None:
+                group.result.started = group.result.last_answer = time.monotonic()
 
-        async def client() -> None:
+        async def client(group: Clients) -> None:
             while time.monotonic() < deadline:
-                request = next(stream)
+                request = next(group.stream)
                 sent = time.monotonic()
-                outcome, texts, detail = await _send(session, url, request)
-                answered = time.monotonic()
-                if result is None:
-                    continue
-                result.requests += 1
-                result.outcomes[outcome] += 1
-                result.last_answer = max(result.last_answer, answered)
-                if texts is None:
-                    result.failed += 1
-                    result.first_failure = result.first_failure or f"{outcome}: {detail}"
-                else:
-                    result.latencies_s.append(answered - sent)
-                    result.sentences += len(texts)
-                    result.texts.extend(texts)
+                outcome, texts, detail = await _send(session, url, request, group.headers)
+                if group.result is not None:
+                    _record(group.result, sent, time.monotonic(), outcome, texts, detail)
 
-        await asyncio.gather(*(client() for _ in range(concurrency)))
+        await asyncio.gather(*(client(g) for g in groups for _ in range(g.concurrency)))
 
 
 def warm_up(base_url: str, stream: Iterator[Request], concurrency: int, seconds: float) -> None:
     """The same closed loop, not measured; returns when the requests in flight are answered."""
-    asyncio.run(_closed_loop(f"{base_url}/translation", stream, concurrency, seconds, None))
+    asyncio.run(_closed_loops(f"{base_url}/translation", [Clients(stream, concurrency)], seconds))
 
 
 def measure(base_url: str, stream: Iterator[Request], concurrency: int, records: int, seconds: float) -> LoadResult:
     """Send for `seconds`, then await the requests in flight; they count."""
     result = LoadResult(concurrency=concurrency, records=records)
-    asyncio.run(_closed_loop(f"{base_url}/translation", stream, concurrency, seconds, result))
+    asyncio.run(_closed_loops(f"{base_url}/translation", [Clients(stream, concurrency, result=result)], seconds))
+    return result
+
+
+def measure_groups(base_url: str, groups: list[Clients], seconds: float) -> None:
+    """Several closed loops at once (each group's `result` filled in), e.g. interactive beside bulk."""
+    asyncio.run(_closed_loops(f"{base_url}/translation", groups, seconds))
+
+
+def measure_open_loop(
+    base_url: str, stream: Iterator[Request], rate_per_s: float, records: int, seconds: float
+) -> LoadResult:
+    """Requests sent at `rate_per_s` for `seconds` whatever the answers (overload), all awaited."""
+    result = LoadResult(concurrency=0, records=records)
+
+    async def run() -> None:
+        url = f"{base_url}/translation"
+        # Enough connections for every request in flight: the server, not the client, must refuse.
+        async with _session(int(rate_per_s * seconds) + 1) as session:
+            result.started = result.last_answer = time.monotonic()
+            tasks = []
+
+            async def one(request: Request) -> None:
+                sent = time.monotonic()
+                outcome, texts, detail = await _send(session, url, request)
+                _record(result, sent, time.monotonic(), outcome, texts, detail)
+
+            for k in range(int(rate_per_s * seconds)):
+                delay = result.started + k / rate_per_s - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                tasks.append(asyncio.ensure_future(one(next(stream))))
+            await asyncio.gather(*tasks)
+
+    asyncio.run(run())
     return result
 
 

@@ -59,6 +59,21 @@ def _systems(text: str) -> list[str]:
     return [name for name in report.SYSTEMS if name in names]
 
 
+# mixed-priority: 8 interactive one-record clients beside 32 bulk sixteen-record clients.
+# overload: one-record requests sent open-loop at --overload-factor times the measured capacity.
+SCENARIOS = ("mixed-priority", "overload")
+MIXED_INTERACTIVE, MIXED_BULK, MIXED_BULK_RECORDS = 8, 32, 16
+BULK_HEADERS = {"Priority": "u=7"}
+
+
+def _scenarios(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = sorted(set(names) - set(SCENARIOS))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"scenarios are {', '.join(SCENARIOS)}; got {text!r}")
+    return names
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="fixture model, short points: checks the harness")
@@ -72,6 +87,15 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--beams", type=int, default=1, help="beam width (default 1: greedy)")
     parser.add_argument("--baseline-workers", type=int, help="uvicorn workers of the baseline (default 2; smoke 1)")
     parser.add_argument("--offline-batch-sizes", type=_ints, help="default: 1 and the service's max_batch_size")
+    parser.add_argument(
+        "--scenarios",
+        type=_scenarios,
+        default=[],
+        help=f"extra service points: {', '.join(SCENARIOS)} (bench/README.md)",
+    )
+    parser.add_argument("--scenarios-only", action="store_true", help="skip the closed-loop grid; scenarios only")
+    parser.add_argument("--max-latency-ms", type=int, help="the service's batching.max_latency_ms for this run")
+    parser.add_argument("--overload-factor", type=float, default=4.0, help="overload: offered load / capacity")
     parser.add_argument("--name", help="result file name (default: cpu, cuda or smoke)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results", help="directory for results")
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME, help="private BENTOML_HOME for the service")
@@ -91,7 +115,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 # --------------------------------------------------------------------------- set-up
 
 
-def bench_config(path: Path, beams: int, forced_new_tokens: int | None) -> Settings:
+def bench_config(path: Path, beams: int, forced_new_tokens: int | None, max_latency_ms: int | None = None) -> Settings:
     """The repository's configuration with the benchmark's generation settings; BentoML validates
     the file against its v1 schema, so only `services:` is at the top level."""
     raw = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
@@ -99,10 +123,12 @@ def bench_config(path: Path, beams: int, forced_new_tokens: int | None) -> Setti
     generation = config["services"][ENGINE_SERVICE].setdefault("translation", {}).setdefault("generation", {})
     generation["num_beams"] = beams
     generation["forced_new_tokens"] = forced_new_tokens
+    if max_latency_ms is not None:
+        config["services"][ENGINE_SERVICE]["batching"]["max_latency_ms"] = max_latency_ms
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings differ.\n"
-        + yaml.safe_dump(config, sort_keys=False),
+        "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings "
+        "(and max_latency_ms, if given) differ.\n" + yaml.safe_dump(config, sort_keys=False),
         encoding="utf-8",
     )
     settings = load_settings(path)
@@ -187,7 +213,10 @@ def git_state() -> dict[str, Any]:
 
 
 def latency_fields(values: Sequence[float]) -> dict[str, float | None]:
-    return {f"latency_p{q}_s": report.percentile(values, q) for q in (50, 95, 99)}
+    return {
+        **{f"latency_p{q}_s": report.percentile(values, q) for q in (50, 95, 99)},
+        "latency_max_s": max(values, default=None),
+    }
 
 
 def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
@@ -229,6 +258,8 @@ def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: floa
         "system": "offline",
         "concurrency": None,
         "records_per_request": None,
+        "priority": None,
+        "scenario": None,
         "batch_size": batch_size,
         "requests": len(result["batch_times_s"]),
         "failed_requests": 0,
@@ -269,20 +300,49 @@ def run_point(
     stream = workload.requests(records)
     if args.warmup > 0:
         loadgen.warm_up(server.url, stream, concurrency, args.warmup)
-    pieces_before, calls_before = server_stats(server)
-    sampler.reset()
-    me = psutil.Process()
-    cpu_before = sum(me.cpu_times()[:2])
-    result = loadgen.measure(server.url, stream, concurrency, records, args.duration)
-    cpu_s = sum(me.cpu_times()[:2]) - cpu_before
-    peak = sampler.peak()
-    pieces_after, calls_after = server_stats(server)
-    calls = calls_after - calls_before
+    with _Point(server, sampler) as point:
+        result = loadgen.measure(server.url, stream, concurrency, records, args.duration)
+    return _row(server, point, result, settings, tokenizer)
+
+
+class _Point:
+    """What the server and this process did during one measured point: pieces, calls, CPU, memory."""
+
+    def __init__(self, server: servers.Server, sampler: MemorySampler) -> None:
+        self.server = server
+        self.sampler = sampler
+
+    def __enter__(self) -> _Point:
+        self.pieces_before, self.calls_before = server_stats(self.server)
+        self.sampler.reset()
+        self.cpu_before = sum(psutil.Process().cpu_times()[:2])
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpu_s = sum(psutil.Process().cpu_times()[:2]) - self.cpu_before
+        self.peak = self.sampler.peak()
+        pieces_after, calls_after = server_stats(self.server)
+        self.calls = calls_after - self.calls_before
+        self.pieces = pieces_after - self.pieces_before
+
+
+def _row(
+    server: servers.Server,
+    point: _Point,
+    result: loadgen.LoadResult,
+    settings: Settings,
+    tokenizer: Any,
+    *,
+    priority: str | None = None,
+    scenario: str | None = None,
+) -> dict:
     tokens = generated_tokens(tokenizer, result.texts, settings.generation)
     row = {
         "system": server.name,
-        "concurrency": concurrency,
-        "records_per_request": records,
+        "concurrency": result.concurrency,
+        "records_per_request": result.records,
+        "priority": priority,
+        "scenario": scenario,
         "batch_size": None,
         "requests": result.requests,
         "failed_requests": result.failed,
@@ -293,18 +353,22 @@ def run_point(
         "generated_tokens": tokens,
         "generated_tokens_per_s": tokens / result.seconds,
         **latency_fields(result.latencies_s),
-        "mean_batch_size": (pieces_after - pieces_before) / calls if calls else None,
-        "model_calls": int(calls),
-        **peak.as_row(),
-        "client_cpu_share": cpu_s / (result.seconds * (os.cpu_count() or 1)),
+        "refusal_latency_max_s": max(result.refusal_latencies_s, default=None),
+        "refusals_without_retry_after": result.refusals_without_retry_after,
+        "mean_batch_size": point.pieces / point.calls if point.calls else None,
+        "model_calls": int(point.calls),
+        **point.peak.as_row(),
+        "client_cpu_share": point.cpu_s / (result.seconds * (os.cpu_count() or 1)),
         "first_failure": result.first_failure,
     }
     logger.info(
-        "%s c=%d r=%d: %.2f sentences/s, p99 %.2fs, failed %d/%d, mean batch %s, peak PSS %s MiB",
+        "%s%s c=%d r=%d: %.2f sentences/s, p50 %.2fs, p99 %.2fs, failed %d/%d, mean batch %s, peak PSS %s MiB",
         server.name,
-        concurrency,
-        records,
+        f" [{scenario} {priority or ''}]" if scenario else "",
+        result.concurrency,
+        result.records,
         row["sentences_per_s"],
+        row["latency_p50_s"] or float("nan"),
         row["latency_p99_s"] or float("nan"),
         result.failed,
         result.requests,
@@ -314,15 +378,63 @@ def run_point(
     return row
 
 
+def run_mixed_priority(
+    server: servers.Server, sampler: MemorySampler, args: argparse.Namespace, settings: Settings, tokenizer: Any
+) -> list[dict]:
+    """Interactive one-record clients beside bulk clients that alone would saturate the model."""
+    interactive = loadgen.Clients(workload.requests(1), MIXED_INTERACTIVE)
+    bulk = loadgen.Clients(workload.requests(MIXED_BULK_RECORDS), MIXED_BULK, headers=BULK_HEADERS)
+    if args.warmup > 0:
+        loadgen.measure_groups(server.url, [interactive, bulk], args.warmup)
+    interactive.result = loadgen.LoadResult(concurrency=MIXED_INTERACTIVE, records=1)
+    bulk.result = loadgen.LoadResult(concurrency=MIXED_BULK, records=MIXED_BULK_RECORDS)
+    with _Point(server, sampler) as point:
+        loadgen.measure_groups(server.url, [interactive, bulk], args.duration)
+    return [
+        _row(server, point, group.result, settings, tokenizer, priority=name, scenario="mixed-priority")
+        for name, group in (("interactive", interactive), ("bulk", bulk))
+        if group.result is not None
+    ]
+
+
+def run_overload(
+    server: servers.Server,
+    sampler: MemorySampler,
+    args: argparse.Namespace,
+    settings: Settings,
+    tokenizer: Any,
+    capacity: float,
+) -> dict:
+    """One-record requests at `overload_factor` x capacity (sentences/s), open loop."""
+    rate = args.overload_factor * capacity
+    with _Point(server, sampler) as point:
+        result = loadgen.measure_open_loop(server.url, workload.requests(1), rate, 1, args.duration)
+    row = _row(server, point, result, settings, tokenizer, scenario="overload")
+    row["offered_requests_per_s"] = rate
+    return row
+
+
 def run_server_points(
     server: servers.Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:
     with MemorySampler(server.pid) as sampler:
         idle = sampler.peak()
         meta.setdefault("idle_memory", {})[server.name] = idle.as_row()
-        for records in args.records:
+        for records in [] if args.scenarios_only else args.records:
             for concurrency in args.concurrency:
                 rows.append(run_point(server, sampler, concurrency, records, args, settings, tokenizer))
+        if server.name != "service":
+            return
+        if "mixed-priority" in args.scenarios:
+            rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer))
+        if "overload" in args.scenarios:
+            # Capacity: the offline limit at a full batch if it was measured, else the best closed
+            # loop of this run.
+            full = report.offline_full_batch(rows, settings.batching.max_batch_size)
+            served = [r["sentences_per_s"] for r in rows if r["system"] == "service" and r["scenario"] is None]
+            capacity = full["sentences_per_s"] if full else max(served, default=1.0)
+            meta["overload_capacity_sentences_per_s"] = capacity
+            rows.append(run_overload(server, sampler, args, settings, tokenizer, capacity))
 
 
 # --------------------------------------------------------------------------- main
@@ -341,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     forced = args.forced_new_tokens or None
     config_path = log_dir / "bentoconfiguration.yaml"
-    settings = bench_config(config_path, args.beams, forced)
+    settings = bench_config(config_path, args.beams, forced, args.max_latency_ms)
     workload.check_one_piece_per_record()
     offline_batches = args.offline_batch_sizes or sorted({1, settings.batching.max_batch_size})
     tokenizer = None
@@ -357,6 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "systems": args.systems,
         "concurrency": args.concurrency,
         "records": args.records,
+        "scenarios": args.scenarios,
         "duration_s": args.duration,
         "warmup_s": args.warmup,
         "baseline_workers": args.baseline_workers,
@@ -369,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "batching": dataclasses.asdict(settings.batching),
             "generation": dataclasses.asdict(settings.generation),
             "engine": dataclasses.asdict(settings.engine),
+            "scheduling": dataclasses.asdict(settings.scheduling),
         },
         "tokens_exact": tokens_exact(settings.generation),
         "memory": "peak over each point of the sum over the process tree: PSS sampled every 1 s "

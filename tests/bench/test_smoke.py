@@ -21,6 +21,8 @@ ROW_KEYS = {
     "system",
     "concurrency",
     "records_per_request",
+    "priority",
+    "scenario",
     "batch_size",
     "requests",
     "failed_requests",
@@ -33,6 +35,7 @@ ROW_KEYS = {
     "latency_p50_s",
     "latency_p95_s",
     "latency_p99_s",
+    "latency_max_s",
     "mean_batch_size",
     "model_calls",
     "peak_rss_mb",
@@ -61,6 +64,8 @@ def smoke(tmp_path_factory: pytest.TempPathFactory, fixture_model: Path) -> tupl
         "0.5",
         "--baseline-workers",
         "1",
+        "--scenarios",
+        "mixed-priority,overload",
         "--name",
         "smoke",
         "--output",
@@ -84,7 +89,9 @@ def test_one_row_per_point_with_every_key(smoke):
     _, data = smoke
     rows = data["rows"]
     points = sorted(
-        (r["system"], r["concurrency"] or 0, r["records_per_request"] or 0, r["batch_size"] or 0) for r in rows
+        (r["system"], r["concurrency"] or 0, r["records_per_request"] or 0, r["batch_size"] or 0)
+        for r in rows
+        if r["scenario"] is None
     )
     expected = sorted(
         [("offline", 0, 0, 1), ("offline", 0, 0, 32)]
@@ -93,11 +100,23 @@ def test_one_row_per_point_with_every_key(smoke):
     assert points == expected
     for row in rows:
         assert ROW_KEYS <= set(row), ROW_KEYS - set(row)
+    scenarios = sorted((r["scenario"], r["priority"] or "") for r in rows if r["scenario"] is not None)
+    assert scenarios == [("mixed-priority", "bulk"), ("mixed-priority", "interactive"), ("overload", "")]
+
+
+def test_overload_answers_or_refuses_every_request_with_a_retry_after(smoke):
+    _, data = smoke
+    [row] = [r for r in data["rows"] if r["scenario"] == "overload"]
+    assert row["requests"] > 0 and row["outcomes"].get("200", 0) > 0
+    assert set(row["outcomes"]) <= {"200", "429", "503"}, row["outcomes"]
+    assert row["refusals_without_retry_after"] == 0
 
 
 def test_every_point_answered_everything(smoke):
     _, data = smoke
     for row in data["rows"]:
+        if row["scenario"] == "overload":
+            continue  # refusals are the point there: see the test above
         where = (row["system"], row["concurrency"], row["records_per_request"], row["first_failure"])
         assert row["failed_requests"] == 0, where
         assert row["requests"] > 0 and row["sentences_per_s"] > 0, where
@@ -109,7 +128,7 @@ def test_every_point_answered_everything(smoke):
 
 def test_service_merges_requests_and_baseline_does_not(smoke):
     _, data = smoke
-    rows = {(r["system"], r["concurrency"], r["records_per_request"]): r for r in data["rows"]}
+    rows = {(r["system"], r["concurrency"], r["records_per_request"]): r for r in data["rows"] if not r["scenario"]}
     assert rows[("service", 4, 1)]["mean_batch_size"] > 1
     assert rows[("baseline", 4, 1)]["mean_batch_size"] == 1
     assert rows[("baseline", 4, 16)]["mean_batch_size"] == 16
@@ -127,6 +146,7 @@ def test_metadata_summary_and_files(smoke):
     assert "forced_new_tokens: 16" in meta["config_yaml"]
     assert {check["target"] for check in data["summary"]} >= {"service / baseline sentences/s ≥ 4"}
     markdown = (results / "smoke.md").read_text()
-    assert "| service | 4 | 1 |" in markdown and "## Targets" in markdown
+    assert "| service | 4 | 1 | – | – |" in markdown and "## Targets" in markdown
+    assert "| service | 8 | 1 | mixed-priority | interactive |" in markdown
     for name in ("smoke-throughput.png", "smoke-p99.png"):
         assert (results / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
