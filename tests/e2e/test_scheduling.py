@@ -1,0 +1,109 @@
+"""The engine's scheduler on a running server: headers, dropped work, and its metrics.
+
+What BentoML must do for the scheduler to work is pinned here: a `ctx` parameter gives the
+handler the request's headers and its ASGI `receive` (for disconnects), and the engine's gauges
+and counters reach `/metrics` on the public port.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE, documents, post, request_for
+
+pytestmark = pytest.mark.e2e
+
+
+def samples(server) -> dict[tuple[str, tuple], float]:
+    out: dict[tuple[str, tuple], float] = {}
+    for family in text_string_to_metric_families(server.metrics()):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def value(server, name: str, **labels: str) -> float:
+    wanted = tuple(sorted(labels.items()))
+    return sum(v for (n, lab), v in samples(server).items() if n == name and set(wanted) <= set(lab))
+
+
+def test_the_scheduler_metrics_are_on_the_public_port(server):
+    assert post(server, CONTRACT_REQUEST).json() == CONTRACT_RESPONSE
+    names = {name for name, _ in samples(server)}
+    for name in (
+        "translation_batch_pieces_count",
+        "translation_batch_padded_tokens_sum",
+        "translation_batch_seconds_sum",
+        "translation_queue_pieces",
+        "translation_queue_tokens",
+        "translation_predicted_wait_seconds",
+    ):
+        assert name in names, f"{name} missing from /metrics"
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Priority": "u=7"}, 200),
+        ({"Priority": "u=1, i"}, 200),
+        ({"Priority": "i"}, 200),
+        ({"X-Deadline-Ms": "60000"}, 200),
+        ({"Priority": "u=9"}, 400),
+        ({"Priority": "u=high"}, 400),
+        ({"X-Deadline-Ms": "soon"}, 400),
+        ({"X-Deadline-Ms": "-5"}, 400),
+    ],
+)
+def test_priority_and_deadline_headers(server, headers, status):
+    response = post(server, CONTRACT_REQUEST, headers=headers)
+    assert response.status_code == status, response.text
+    if status == 200:
+        assert response.json() == CONTRACT_RESPONSE
+    else:
+        assert next(iter(headers)) in response.json()["error"]
+
+
+def test_a_deadline_that_cannot_be_met_is_refused_at_once_with_retry_after(server):
+    # A deep queue of bulk work first, so that one more request cannot be answered in 1 ms.
+    sentences = [d for d in documents() if d[:2] == ("en", "fr")]
+    body = request_for("en", "fr", [(str(i), f"({i}) {sentences[i % len(sentences)][2]}") for i in range(300)])
+
+    background = threading.Thread(target=post, args=(server, body), kwargs={"headers": {"Priority": "u=7"}})
+    background.start()
+    try:
+        time.sleep(0.5)
+        started = time.monotonic()
+        response = post(server, body, headers={"Priority": "u=7", "X-Deadline-Ms": "1"})
+        elapsed = time.monotonic() - started
+    finally:
+        background.join(120)
+    assert response.status_code in (503, 504), response.text
+    assert response.headers.get("Retry-After", "").isdigit() or response.status_code == 504
+    assert elapsed < 2.0, f"refusal took {elapsed:.2f}s"
+
+
+def test_a_caller_that_goes_away_has_its_queued_pieces_dropped(server):
+    sentences = [d for d in documents() if d[:2] == ("en", "de")]
+    records = [(str(i), f"({i}) {sentences[i % len(sentences)][2]}") for i in range(1000)]
+    body = request_for("en", "de", records)
+    dropped_before = value(server, "translation_dropped_pieces_total", reason="caller_gone")
+    pieces_before = value(server, "translation_batch_pieces_sum")
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        requests.post(f"{server.url}/translation", json=body, timeout=(5, 1.0))
+    # The disconnect travels client -> API worker -> engine; the engine then empties its queue.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and value(server, "translation_queue_pieces") > 0:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    dropped = value(server, "translation_dropped_pieces_total", reason="caller_gone") - dropped_before
+    generated = value(server, "translation_batch_pieces_sum") - pieces_before
+    total = len(records) * max(1, sum(1 for _ in records[0][1].split(". ")))
+    assert dropped > 0, "the engine generated everything for a caller that had gone"
+    assert generated < total
+    # The server is fine afterwards.
+    assert post(server, CONTRACT_REQUEST).json() == CONTRACT_RESPONSE
