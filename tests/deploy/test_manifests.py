@@ -218,9 +218,19 @@ def test_hpa(overlay: str, objs: list[Obj]) -> None:
     assert all(p["type"] == "Pods" and p["value"] == 1 for p in behavior["scaleDown"]["policies"])
 
 
-def test_adapter_rule_is_per_pod() -> None:
-    [rule] = adapter_rules()
-    assert rule["resources"]["overrides"]["pod"] == {"resource": "pod"}
-    assert rule["resources"]["overrides"]["namespace"] == {"resource": "namespace"}
-    assert 'endpoint="/translation"' in rule["metricsQuery"]
-    assert "by (<<.GroupBy>>)" in rule["metricsQuery"]
+def test_adapter_rules_are_per_pod_and_read_metrics_the_engine_exports() -> None:
+    from translator import metrics
+
+    exported = {metrics.PREDICTED_WAIT._name, metrics.QUEUE_PIECES._name}
+    rules = adapter_rules()
+    assert exported <= {rule["name"]["matches"].strip("^$") for rule in rules}
+    for rule in rules:
+        assert rule["resources"]["overrides"]["pod"] == {"resource": "pod"}
+        assert rule["resources"]["overrides"]["namespace"] == {"resource": "namespace"}
+        assert "by (<<.GroupBy>>)" in rule["metricsQuery"]
+
+
+def test_hpa_scales_on_the_schedulers_predicted_wait(objs: list[Obj]) -> None:
+    hpa = one(objs, "HorizontalPodAutoscaler")
+    [pods] = [m["pods"] for m in hpa["spec"]["metrics"] if m["type"] == "Pods"]
+    assert pods["metric"]["name"] == "translator_predicted_wait_seconds"
