@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import time
 from typing import Annotated, Any
 
 import bentoml
 from pydantic import Field
 
+from translator.admission import SharedInFlight
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.disconnect import CallerGone, unless_disconnected
 from translator.edge import EdgeMiddleware, languages_app
@@ -71,26 +73,28 @@ class TranslationEngine:
             ),
             PrometheusObserver(),
         )
+        self.calibrated = False
 
     @bentoml.on_startup
     async def start_scheduler(self) -> None:
         self.scheduler.start()
-        # Ready = the model loaded and one real batch through the scheduler: it proves the path
-        # and gives the cost model its first measurement, so admission predicts from the start.
-        source, target = self.translator.warmup_pair()
-        pieces = [Piece(text=text, source=source, target=target) for text in Translator.WARMUP_TEXTS]
-        results = await self.scheduler.submit(pieces)
-        failed = [r.error for r in results if r.error is not None]
-        if failed:
-            # Never ready: the startup probe's budget runs out and Kubernetes restarts the pod.
-            logger.error("engine warm-up batch failed (%s); readiness stays false", failed[0])
+        # Ready = the model loaded and real batches through the scheduler: they prove the path and
+        # give the cost model its first measurements, so admission predicts from the start.
+        for batch in self.translator.calibration_batches(SETTINGS.batching.max_batch_size):
+            results = await self.scheduler.submit(batch)
+            failed = [r.error for r in results if r.error is not None]
+            if failed:
+                # Never ready: the startup probe's budget runs out and Kubernetes restarts the pod.
+                logger.error("engine warm-up batch failed (%s); readiness stays false", failed[0])
+                return
+        self.calibrated = True
 
     @bentoml.on_shutdown
     async def stop_scheduler(self) -> None:
         await self.scheduler.close()
 
     def __is_ready__(self) -> bool:
-        return self.scheduler.batches_done > 0
+        return self.calibrated
 
     @bentoml.api
     async def translate(
@@ -165,8 +169,10 @@ class Translation:
         request = ctx.request
         try:
             priority = priority_of(request.headers)
-            deadline_ms = deadline_ms_of(request.headers)
-            deadline = None if deadline_ms is None else time.monotonic() + deadline_ms / 1000
+            # The latency objective runs from arrival here: time spent waiting for a connection
+            # to the engine counts, and the engine plans with what is left.
+            budget_ms = min(deadline_ms_of(request.headers) or math.inf, SETTINGS.batching.max_latency_ms)
+            deadline = time.monotonic() + budget_ms / 1000
 
             async def engine(pieces: list[Piece]):  # type: ignore[no-untyped-def]
                 return await self.client.translate(pieces, priority, deadline)
@@ -186,6 +192,4 @@ class Translation:
         return http_response(exc)
 
 
-Translation.add_asgi_middleware(
-    EdgeMiddleware, max_in_flight=SETTINGS.admission.per_worker(SETTINGS.api_service.get("workers", 1))
-)
+Translation.add_asgi_middleware(EdgeMiddleware, admission=SharedInFlight(SETTINGS.admission.max_concurrency))

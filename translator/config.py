@@ -89,10 +89,8 @@ class Admission:
     # Requests in flight on the HTTP service (all workers together) before new ones get 429.
     # Enforced by translator.edge rather than BentoML's `traffic.max_concurrency`, whose 429 has no
     # Retry-After and comes from a middleware outside any the service can add.
+    # Counted across the workers together (translator/admission.py), not split between them.
     max_concurrency: int = 256
-
-    def per_worker(self, workers: int) -> int:
-        return max(1, -(-self.max_concurrency // max(1, workers)))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from http import HTTPStatus
 from typing import Any
 
 from translator import limits
+from translator.admission import SharedInFlight
 from translator.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, validation_message
 
 Scope = dict[str, Any]
@@ -23,12 +24,14 @@ Send = Callable[[Message], Any]
 
 
 class EdgeMiddleware:
-    def __init__(self, app: Any, max_body_bytes: int = limits.MAX_BODY_BYTES, max_in_flight: int | None = None) -> None:
+    def __init__(
+        self, app: Any, max_body_bytes: int = limits.MAX_BODY_BYTES, admission: SharedInFlight | None = None
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
-        # Admission control for this worker: beyond it, a fast 429 rather than an ever longer queue.
-        self.max_in_flight = max_in_flight
-        self.in_flight = 0
+        # Admission control for the whole server (all workers): beyond it, a fast 429 rather than
+        # an ever longer queue.
+        self.admission = admission
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -37,15 +40,17 @@ class EdgeMiddleware:
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, _ErrorRewriter(send, scope["method"]))
             return
-        if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
-            message = f"too many requests in flight (limit {self.max_in_flight} per worker); retry later"
+        if self.admission is None:
+            await self._handle(scope, receive, send)
+            return
+        if not self.admission.try_acquire():
+            message = f"too many requests in flight (limit {self.admission.limit}); retry later"
             await _send_json(send, 429, {"error": message})
             return
-        self.in_flight += 1
         try:
             await self._handle(scope, receive, send)
         finally:
-            self.in_flight -= 1
+            self.admission.release()
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         media_type = _media_type(scope)

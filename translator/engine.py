@@ -42,8 +42,6 @@ def resolve_device(device: str, dtype: str) -> tuple[str, torch.dtype]:
 
 
 class Translator:
-    WARMUP_TEXTS = _WARMUP_TEXTS
-
     def __init__(
         self,
         model_dir: str | Path,
@@ -110,6 +108,18 @@ class Translator:
     def warm_up(self) -> None:
         source, target = self.warmup_pair()
         self.translate([Piece(text=text, source=source, target=target) for text in _WARMUP_TEXTS])
+
+    def calibration_batches(self, max_batch_size: int) -> list[list[Piece]]:
+        """Two batches, of one piece and of `max_batch_size` distinct pieces, for the scheduler
+        to run before it says ready: from the two ends of the range it predicts, its cost model
+        tells the fixed cost of a batch from the cost per piece from the first request on."""
+        source, target = self.warmup_pair()
+        size = max_batch_size
+        texts = [f"Sentence number {i} warms the translation engine up." for i in range(size)]
+        return [
+            [Piece(text=_WARMUP_TEXTS[0], source=source, target=target)],
+            [Piece(text=text, source=source, target=target) for text in texts],
+        ]
 
     def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]:
         """Translate every piece; the result list matches `pieces` position by position.

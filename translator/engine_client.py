@@ -7,6 +7,7 @@ can act on: 503 with `Retry-After` when the engine is down, overloaded or droppe
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -27,18 +28,34 @@ RawCall = Callable[[list[Piece], int, float | None], Awaitable[Any]]
 # Tries per call when connections drop while the engine itself answers: after an engine restart
 # the pool may hold several dead connections, each failing at once.
 ATTEMPTS = 4
+# BentoML's client to the engine keeps one aiohttp connection pool per worker, of aiohttp's
+# default size (100), and its readiness probe takes its connection from the same pool. Calls wait
+# at the engine for as long as their queue takes, so a worker with 100 of them in flight would
+# starve the probe, time it out, and close the gate on a healthy engine. Calls beyond this many
+# wait here instead, their time counted against their deadline; the rest of the pool is the
+# probes'. tests/e2e/test_admission.py pins it with more requests in flight than the pool holds.
+CALLS_IN_FLIGHT = 96
 
 
 class EngineClient:
-    def __init__(self, gate: EngineGate, call: RawCall, attempts: int = ATTEMPTS) -> None:
+    def __init__(
+        self, gate: EngineGate, call: RawCall, attempts: int = ATTEMPTS, calls_in_flight: int = CALLS_IN_FLIGHT
+    ) -> None:
         self.gate = gate
         self._call = call
         self.attempts = attempts
+        self._slots = asyncio.Semaphore(calls_in_flight)
 
     async def translate(
         self, pieces: list[Piece], priority: Priority = Priority.INTERACTIVE, deadline: float | None = None
     ) -> Sequence[PieceResult]:
         """Translate pieces; `deadline` is a `time.monotonic()` instant the caller will not wait past."""
+        async with self._slots:
+            return await self._translate(pieces, priority, deadline)
+
+    async def _translate(
+        self, pieces: list[Piece], priority: Priority, deadline: float | None
+    ) -> Sequence[PieceResult]:
         for attempt in range(1, self.attempts + 1):
             timeout_ms = None
             if deadline is not None:

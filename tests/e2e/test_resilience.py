@@ -27,7 +27,6 @@ import yaml
 
 from tests.conftest import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
-from translator.engine import Translator
 from translator.fixture import load_corpus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -159,7 +158,7 @@ def engine_process(srv: Server) -> psutil.Process:
 
 
 def warmup_pieces() -> int:
-    return len(Translator.WARMUP_TEXTS)
+    return 1 + 32  # Translator.calibration_batches at max_batch_size 32
 
 
 def pieces_seen(srv: Server) -> float:

@@ -291,3 +291,14 @@ def test_cost_model_with_one_repeated_batch_size_still_predicts_that_size():
     for _ in range(10):
         cost.observe(32, 640, 4.0)
     assert cost.predict(32, 640) == pytest.approx(4.0, rel=0.05)
+
+
+def test_cost_model_is_not_thrown_by_a_few_slow_outliers():
+    cost = CostModel()
+    for k in range(40):
+        pieces = (1, 32)[k % 2]
+        seconds = 0.05 + 0.005 * pieces
+        if k in (30, 35, 38):
+            seconds *= 6  # the machine was busy with something else
+        cost.observe(pieces, pieces * 40, seconds)
+    assert cost.predict(32, 1280) == pytest.approx(0.21, rel=0.15)

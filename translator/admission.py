@@ -1,0 +1,127 @@
+"""Admission across API workers: one limit on requests in flight for the whole server.
+
+A limit split evenly between the workers (`max_concurrency / workers` each) refuses requests
+below the total, because the kernel does not spread connections evenly between processes that
+accept on one socket: 240 clients under a limit of 256 got 688 refusals in 2,065 requests. So the
+workers share one count, in a small memory-mapped file next to each other (in /dev/shm where it
+exists): each worker owns one slot (its pid and its count in flight) and writes only that, and
+every admission decision reads the sum of all slots. Two workers admitting in the same instant
+can overshoot the limit by one each; no request is refused below it.
+
+A worker that dies leaves its slot behind; the slot is taken over by the next worker that starts
+(the arbiter respawns it), and a full-looking server re-checks that every counted pid still lives
+before refusing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import mmap
+import os
+import struct
+import tempfile
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+SLOTS = 64
+_SLOT = struct.Struct("<qq")  # pid, requests in flight
+
+
+def default_path(name: str = "admission") -> Path:
+    """One file per server: the API workers of one `bentoml serve` share their parent process."""
+    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    return base / f"translator-{name}-{os.getppid()}"
+
+
+class SharedInFlight:
+    """Requests in flight, counted per process in a shared file, limited in total."""
+
+    def __init__(self, limit: int, path: Path | None = None) -> None:
+        if limit < 1:
+            raise ValueError("limit must be >= 1")
+        self.limit = limit
+        # Resolved in the worker, at first use: the parent that workers share is the server.
+        self.path = path
+        self._map: mmap.mmap | None = None
+        self._slot = -1
+        self._pid = -1
+        self._count = 0
+
+    def try_acquire(self) -> bool:
+        self._attach()
+        if self._total() >= self.limit and self._total(check_alive=True) >= self.limit:
+            return False
+        self._count += 1
+        self._write()
+        return True
+
+    def release(self) -> None:
+        if self._count > 0:
+            self._count -= 1
+            self._write()
+
+    def in_flight(self) -> int:
+        self._attach()
+        return self._total()
+
+    # -- the shared file ---------------------------------------------------------------------------
+
+    def _attach(self) -> None:
+        # Lazily, and again after a fork: the slot belongs to a process, not to an object.
+        if self._map is not None and self._pid == os.getpid():
+            return
+        if self.path is None:
+            self.path = default_path()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.fstat(fd).st_size < SLOTS * _SLOT.size:
+                    os.ftruncate(fd, SLOTS * _SLOT.size)
+                self._map = mmap.mmap(fd, SLOTS * _SLOT.size)
+                self._pid = os.getpid()
+                self._count = 0
+                self._slot = self._claim()
+                self._write()
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _claim(self) -> int:
+        assert self._map is not None
+        free = None
+        for slot in range(SLOTS):
+            pid, _ = _SLOT.unpack_from(self._map, slot * _SLOT.size)
+            if pid == self._pid:
+                return slot
+            if free is None and (pid == 0 or not _alive(pid)):
+                free = slot
+        if free is None:
+            raise RuntimeError(f"more than {SLOTS} processes share {self.path}")
+        return free
+
+    def _write(self) -> None:
+        assert self._map is not None
+        _SLOT.pack_into(self._map, self._slot * _SLOT.size, self._pid, self._count)
+
+    def _total(self, check_alive: bool = False) -> int:
+        assert self._map is not None
+        total = 0
+        for slot in range(SLOTS):
+            pid, count = _SLOT.unpack_from(self._map, slot * _SLOT.size)
+            if count > 0 and (not check_alive or pid == self._pid or _alive(pid)):
+                total += count
+        return total
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
