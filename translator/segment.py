@@ -150,6 +150,7 @@ _EXTRA_CUT_RE = re.compile(
     r"|(?<![\w.])No\.(?=\s+[^\d\s])"
 )
 _WHITESPACE_RUN_RE = re.compile(r"\s+")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _TRAILING_WORD_RE = re.compile(r"[\w.]+\Z")
 _DOTTED_INITIALS_RE = re.compile(r"(?:[^\W\d_]\.){2,}")
 
@@ -297,12 +298,13 @@ def _library_cuts(text: str, start: int, end: int, language: str) -> Iterator[in
         window_end = min(end, pos + _LIBRARY_WINDOW)
         last = window_end == end
         keep_before = window_end if last else window_end - _LIBRARY_CONTEXT
+        window = text[pos:window_end]
         try:
-            boundaries = sentencex.get_sentence_boundaries(language, text[pos:window_end])
+            boundaries = sentencex.get_sentence_boundaries(language, window)
         except UnicodeEncodeError:
-            # A lone surrogate (only from text decoded with surrogatepass) cannot cross
-            # into Rust; such a window keeps only this module's own cuts.
-            boundaries = []
+            # A lone surrogate (only in text decoded with surrogatepass) cannot cross into
+            # Rust; U+FFFD in its place keeps every offset.
+            boundaries = sentencex.get_sentence_boundaries(language, _SURROGATE_RE.sub("\ufffd", window))
         resume = keep_before
         for boundary in boundaries:
             # end_index counts code points, as Python indexes strings
@@ -310,8 +312,10 @@ def _library_cuts(text: str, start: int, end: int, language: str) -> Iterator[in
             if pos < cut < keep_before:
                 yield cut
                 resume = cut
+        if last:
+            return
         # next window: from the last kept cut, so the library starts at a sentence start
-        pos = resume if resume > pos else keep_before
+        pos = resume
 
 
 def _checked_cut(text: str, position: int, floor: int, end: int, language: str) -> tuple[int, int] | None:

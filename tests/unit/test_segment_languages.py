@@ -209,3 +209,8 @@ def test_mixed_scripts_under_any_language_keep_the_contract(text: str, language:
     assert join(seg, [p.upper() for p in seg.pieces]) == text.upper()
     assert all(len(p) <= max_chars and p.strip() == p for p in seg.pieces)
     assert all(len(p.splitlines()) == 1 for p in seg.pieces)
+
+
+def test_a_lone_surrogate_keeps_the_library_cuts() -> None:
+    # Only text decoded with surrogatepass holds one; it cannot be passed to the library as is.
+    assert split_text("Hi\ud800. There. Dr. Who.", BIG, "en").pieces == ["Hi\ud800.", "There.", "Dr. Who."]
