@@ -6,10 +6,12 @@ model as behind BentoML, where the callable is the call to the engine service.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
 from translator import limits
-from translator.errors import PayloadTooLarge, TranslationFailed, UnsupportedLanguage
+from translator.errors import PayloadTooLarge, TranslationFailed, UndeterminedLanguage, UnsupportedLanguage
+from translator.langdetect import AUTO, UNDETERMINED, Detection, detector_for
 from translator.schemas import Payload, Piece, PieceResult, TranslatedRecord, TranslationResult
 from translator.segment import Segmented, join, split_text
 
@@ -37,7 +39,12 @@ def check_limits(payload: Payload) -> None:
 
 
 def check_languages(payload: Payload, supported: Collection[str]) -> None:
-    for field, code in (("payload.fromLang", payload.from_lang), ("payload.toLang", payload.to_lang)):
+    codes = [("payload.toLang", payload.to_lang)]
+    if payload.from_lang != AUTO:
+        codes.insert(0, ("payload.fromLang", payload.from_lang))
+    if payload.fallback_lang is not None:
+        codes.append(("payload.fallbackLang", payload.fallback_lang))
+    for field, code in codes:
         if code not in supported:
             raise UnsupportedLanguage(field, code)
 
@@ -45,13 +52,24 @@ def check_languages(payload: Payload, supported: Collection[str]) -> None:
 async def translate_payload(payload: Payload, supported: Collection[str], engine: EngineCall) -> TranslationResult:
     check_limits(payload)
     check_languages(payload, supported)
-    if payload.from_lang == payload.to_lang:
+    detected: list[str] | None = None
+    if payload.from_lang == AUTO:
+        sources, detected = await _detect_sources(payload, supported)
+    elif payload.from_lang == payload.to_lang:
         # Nothing to translate; the model would only paraphrase, slowly.
         return TranslationResult(result=[TranslatedRecord(id=r.id, text=r.text) for r in payload.records])
+    else:
+        sources = [payload.from_lang] * len(payload.records)
 
-    plans = [split_text(record.text, limits.MAX_PIECE_CHARS) for record in payload.records]
+    # A record already in the target language comes back as it is, like a whole request does.
+    plans = [
+        split_text(record.text, limits.MAX_PIECE_CHARS, source) if source != payload.to_lang else _verbatim(record.text)
+        for record, source in zip(payload.records, sources, strict=True)
+    ]
     pieces = [
-        Piece(text=text, source=payload.from_lang, target=payload.to_lang) for plan in plans for text in plan.pieces
+        Piece(text=text, source=source, target=payload.to_lang)
+        for plan, source in zip(plans, sources, strict=True)
+        for text in plan.pieces
     ]
     # All of a request's pieces go in one call: the dispatcher merges them with other requests'
     # pieces and the engine sorts them by length, so splitting costs no extra round trips.
@@ -59,15 +77,51 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
     if len(results) != len(pieces):
         raise TranslationFailed(f"the engine answered {len(results)} pieces for {len(pieces)} sent")
     spaced = payload.to_lang not in UNSPACED_LANGUAGES
-    return TranslationResult(result=_reassemble(payload, plans, results, spaced))
+    return TranslationResult(result=_reassemble(payload, plans, results, spaced, detected))
+
+
+async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple[list[str], list[str]]:
+    """Each record's source language and the `detectedLang` to answer, or UndeterminedLanguage
+    naming every record whose language is not determined when there is no fallback."""
+    texts = [record.text for record in payload.records]
+    # In a thread: the first call loads the detector's model (about a second), and scoring a
+    # large request takes a while; the worker's event loop keeps serving meanwhile.
+    detections = await asyncio.to_thread(_detect_all, texts, frozenset(supported))
+    sources, detected, failures = [], [], []
+    for index, (record, detection) in enumerate(zip(payload.records, detections, strict=True)):
+        if detection is None:  # blank: nothing to detect, nothing to translate
+            sources.append(payload.to_lang)
+            detected.append(UNDETERMINED)
+        elif detection.language is not None:
+            sources.append(detection.language)
+            detected.append(detection.language)
+        elif payload.fallback_lang is not None:
+            sources.append(payload.fallback_lang)
+            detected.append(UNDETERMINED)
+        else:
+            failures.append((index, record.id, detection.reason or "language not determined"))
+    if failures:
+        raise UndeterminedLanguage(failures)
+    return sources, detected
+
+
+def _detect_all(texts: list[str], supported: frozenset[str]) -> list[Detection | None]:
+    if not any(text.strip() for text in texts):
+        return [None] * len(texts)  # the model is not loaded for a request of blank records
+    detector = detector_for(supported)
+    return [detector.detect(text) if text.strip() else None for text in texts]
+
+
+def _verbatim(text: str) -> Segmented:
+    return Segmented((text,), (False,)) if text else Segmented((), ())
 
 
 def _reassemble(
-    payload: Payload, plans: list[Segmented], results: list[PieceResult], spaced: bool
+    payload: Payload, plans: list[Segmented], results: list[PieceResult], spaced: bool, detected: list[str] | None
 ) -> list[TranslatedRecord]:
     out = []
     start = 0
-    for record, plan in zip(payload.records, plans, strict=True):
+    for index, (record, plan) in enumerate(zip(payload.records, plans, strict=True)):
         mine = results[start : start + len(plan.pieces)]
         start += len(plan.pieces)
         failed = next((r.error for r in mine if r.error is not None or r.text is None), None)
@@ -76,7 +130,8 @@ def _reassemble(
         texts = [r.text or "" for r in mine]
         if spaced:
             texts = _space_adjacent(plan, texts)
-        out.append(TranslatedRecord(id=record.id, text=join(plan, texts)))
+        language = detected[index] if detected is not None else None
+        out.append(TranslatedRecord(id=record.id, text=join(plan, texts), detectedLang=language))
     return out
 
 

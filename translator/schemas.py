@@ -22,16 +22,37 @@ class Record(BaseModel):
 class Payload(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    from_lang: str = Field(alias="fromLang", description="Source language code, e.g. 'en' (GET /languages).")
+    from_lang: str = Field(
+        alias="fromLang",
+        description="Source language code, e.g. 'en' (GET /languages), or 'auto': each record's language is "
+        "detected and answered as its `detectedLang`.",
+    )
     to_lang: str = Field(alias="toLang", description="Target language code, e.g. 'ja'.")
     records: list[Record] = Field(
         description=f"Records to translate, at most {limits.MAX_RECORDS_PER_REQUEST} per request."
     )
+    fallback_lang: str | None = Field(
+        default=None,
+        alias="fallbackLang",
+        description="With fromLang 'auto': the language of records whose language cannot be detected with "
+        "confidence (or is one the model lacks); they are translated from it and answered with detectedLang "
+        "'und'. Without it such records fail the request with 400.",
+    )
 
 
 class TranslatedRecord(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
     id: str
     text: str
+    # Only in answers to fromLang 'auto': absent otherwise, so the contract is unchanged.
+    detected_lang: str | None = Field(
+        default=None,
+        alias="detectedLang",
+        exclude_if=lambda value: value is None,
+        description="With fromLang 'auto': the language detected for this record, or 'und' when it was not "
+        "determined and the record was translated from fallbackLang.",
+    )
 
 
 class TranslationResult(BaseModel):

@@ -140,6 +140,10 @@ def contract_schema(server, max_records: int, max_chars: int) -> dict:
     payload = document["components"]["schemas"]["Payload"]["properties"]
     for field in ("fromLang", "toLang"):
         payload[field]["enum"] = languages
+    # The optional fallbackLang (string or null) is a code from the same list.
+    for option in payload["fallbackLang"].get("anyOf", [payload["fallbackLang"]]):
+        if option.get("type") == "string":
+            option["enum"] = languages
     payload["records"]["maxItems"] = max_records
     document["components"]["schemas"]["Record"]["properties"]["text"]["maxLength"] = max_chars
     return document

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from translator.edge import EdgeMiddleware, error_body
+from translator.edge import EdgeMiddleware, error_body, languages_body
 
 
 def test_bentoml_list_body_becomes_an_object():
@@ -92,3 +92,11 @@ def test_error_responses_are_rewritten_with_retry_after():
     assert json.loads(payload) == {"error": "busy"}
     assert headers[b"retry-after"] == b"5"
     assert int(headers[b"content-length"]) == len(payload)
+
+
+def test_languages_body_says_which_codes_auto_detects():
+    # ast and yi are M2M100 languages the detector cannot name: explicit fromLang only.
+    assert languages_body(["ast", "de", "en", "yi"]) == {
+        "languages": ["ast", "de", "en", "yi"],
+        "autoDetect": {"fromLang": "auto", "languages": ["de", "en"]},
+    }

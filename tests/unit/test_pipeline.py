@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
 from translator import limits
-from translator.errors import PayloadTooLarge, TranslationFailed, UnsupportedLanguage
+from translator.errors import PayloadTooLarge, TranslationFailed, UndeterminedLanguage, UnsupportedLanguage
 from translator.pipeline import translate_payload
 from translator.schemas import Payload, Piece, PieceResult
 
@@ -94,7 +95,7 @@ def test_a_short_answer_from_the_engine_fails_the_request():
         return [PieceResult(text="x")]
 
     with pytest.raises(TranslationFailed, match="answered 1 pieces for 2"):
-        run(payload("a. b."), short)
+        run(payload("One. Two."), short)
 
 
 def test_long_sentence_is_chunked_not_truncated():
@@ -123,3 +124,129 @@ def test_unspaced_source_sentences_get_a_space_in_a_spaced_target():
 def test_unspaced_target_keeps_pieces_together():
     result = asyncio.run(translate_payload(payload("One. Two.", src="en", tgt="ja"), {"en", "ja"}, FakeEngine()))
     assert result.result[0].text == "ONE. TWO."
+
+
+# --- the source language: splitting, and "fromLang": "auto" -----------------------------------------
+
+MANY = {"en", "fr", "de", "es", "ja", "zh"}
+
+
+def auto_payload(*texts: str, tgt="en", fallback=None, ids=None) -> Payload:
+    ids = ids or [str(i) for i in range(len(texts))]
+    body = {
+        "fromLang": "auto",
+        "toLang": tgt,
+        "records": [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
+    }
+    if fallback is not None:
+        body["fallbackLang"] = fallback
+    return Payload.model_validate(body)
+
+
+def run_many(p: Payload, engine=None):
+    return asyncio.run(translate_payload(p, MANY, engine or FakeEngine()))
+
+
+def test_pieces_are_split_by_the_source_language():
+    # German does not end a sentence before a lower-case word; English does.
+    engine = FakeEngine()
+    run_many(payload("Er sagte ja. und ging.", src="de", tgt="en"), engine)
+    run_many(payload("Er sagte ja. und ging.", src="en", tgt="fr"), engine)
+    assert [[p.text for p in call] for call in engine.calls] == [
+        ["Er sagte ja. und ging."],
+        ["Er sagte ja.", "und ging."],
+    ]
+
+
+def test_auto_detects_each_record_and_reports_it():
+    engine = FakeEngine()
+    result = run_many(
+        auto_payload(
+            "Das Leben ist wie eine Schachtel Pralinen. Man weiß nie, was man bekommt.",
+            "La vie est comme une boîte de chocolats.",
+            "人生はチョコレートの箱のようなものだ。開けてみるまで中身は分からない。",
+        ),
+        engine,
+    )
+    assert len(engine.calls) == 1
+    assert [(p.source, p.target) for p in engine.calls[0]] == [("de", "en"), ("de", "en"), ("fr", "en")] + [
+        ("ja", "en")
+    ] * 2
+    assert [r.detected_lang for r in result.result] == ["de", "fr", "ja"]
+    # each record split by its own language's rules
+    assert [p.text for p in engine.calls[0]][-2:] == [
+        "人生はチョコレートの箱のようなものだ。",
+        "開けてみるまで中身は分からない。",
+    ]
+
+
+def test_auto_record_already_in_the_target_language_comes_back_as_it_is():
+    engine = FakeEngine()
+    text = "Life is like a box of chocolates. You never know what you get."
+    result = run_many(auto_payload(text, "La vie est comme une boîte de chocolats."), engine)
+    assert [p.text for p in engine.calls[0]] == ["La vie est comme une boîte de chocolats."]
+    assert [(r.text, r.detected_lang) for r in result.result] == [
+        (text, "en"),
+        ("LA VIE EST COMME UNE BOÎTE DE CHOCOLATS.", "fr"),
+    ]
+
+
+def test_auto_undetermined_records_fail_the_request_naming_each():
+    with pytest.raises(UndeterminedLanguage) as info:
+        run_many(
+            auto_payload(
+                "La vie est comme une boîte de chocolats.", "12345", "https://example.com/x", ids=["a", "b", "c"]
+            )
+        )
+    error = info.value
+    assert error.status == 400
+    assert error.message.startswith("payload.records.1.text (id 'b'): too short to tell its language")
+    assert "(and 1 more records)" in error.message and "fallbackLang" in error.message
+    assert [(r["index"], r["id"]) for r in error.body()["records"]] == [(1, "b"), (2, "c")]
+    assert error.body()["field"] == "payload.records.1.text"
+
+
+def test_auto_language_the_model_lacks_fails_the_request():
+    with pytest.raises(UndeterminedLanguage, match=r"payload.records.0.text \(id '0'\): detected as 'eo'"):
+        run_many(auto_payload("La vivo estas bela kaj mi amas ĝin tre multe."))
+
+
+def test_auto_fallback_translates_undetermined_records_from_it():
+    engine = FakeEngine()
+    result = run_many(auto_payload("Bonjour", "Das Leben ist wie eine Schachtel Pralinen.", fallback="fr"), engine)
+    assert [(p.text, p.source) for p in engine.calls[0]] == [
+        ("Bonjour", "fr"),
+        ("Das Leben ist wie eine Schachtel Pralinen.", "de"),
+    ]
+    assert [r.detected_lang for r in result.result] == ["und", "de"]
+
+
+def test_auto_blank_records_need_no_detection():
+    engine = FakeEngine()
+    result = run_many(auto_payload("", "  \n"), engine)
+    assert engine.calls == []
+    assert [(r.text, r.detected_lang) for r in result.result] == [("", "und"), ("  \n", "und")]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"fromLang": "auto", "toLang": "auto"}, "payload.toLang"),
+        ({"fromLang": "auto", "toLang": "en", "fallbackLang": "xx"}, "payload.fallbackLang"),
+        ({"fromLang": "en", "toLang": "fr", "fallbackLang": "auto"}, "payload.fallbackLang"),
+    ],
+)
+def test_auto_and_fallback_codes_are_checked(body, field):
+    p = Payload.model_validate({**body, "records": [{"id": "0", "text": "Hello there, friend."}]})
+    with pytest.raises(UnsupportedLanguage) as info:
+        run_many(p)
+    assert info.value.message.startswith(f"{field}: unsupported language code")
+
+
+def test_detected_lang_is_in_the_json_only_for_auto():
+    explicit = run_many(payload("Hello.", src="en", tgt="fr"))
+    assert json.loads(explicit.model_dump_json()) == {"result": [{"id": "0", "text": "HELLO."}]}
+    auto = run_many(auto_payload("Das Leben ist wie eine Schachtel Pralinen."))
+    assert json.loads(auto.model_dump_json()) == {
+        "result": [{"id": "0", "text": "DAS LEBEN IST WIE EINE SCHACHTEL PRALINEN.", "detectedLang": "de"}]
+    }

@@ -272,10 +272,10 @@ def run(payload: Payload, engine) -> list[tuple[str, str]]:
     return [(r.id, r.text) for r in result.result]
 
 
-def expected_text(text: str, translations: list[str], spaced: bool) -> str:
+def expected_text(text: str, translations: list[str], spaced: bool, source: str) -> str:
     """The contract: pieces replaced in place, separators kept; in a spaced target, a piece that
     directly followed another piece in the source (CJK sentences, hard cuts) gets one space."""
-    seg = split_text(text, limits.MAX_PIECE_CHARS)
+    seg = split_text(text, limits.MAX_PIECE_CHARS, source)
     out, k = [], 0
     for i, (part, is_piece) in enumerate(zip(seg.parts, seg.translatable, strict=True)):
         if not is_piece:
@@ -298,7 +298,7 @@ def test_every_id_answered_once_in_order_with_its_own_translation(pair: tuple[st
     answer = run(make_payload(src, tgt, recs), engine)
 
     assert [i for i, _ in answer] == [i for i, _ in recs], "ids: each once, in request order"
-    plans = [split_text(text, limits.MAX_PIECE_CHARS).pieces for _, text in recs]
+    plans = [split_text(text, limits.MAX_PIECE_CHARS, src).pieces for _, text in recs]
     sent = [p for plan in plans for p in plan]
     if src == tgt or not sent:
         assert engine.calls == []
@@ -313,7 +313,7 @@ def test_every_id_answered_once_in_order_with_its_own_translation(pair: tuple[st
     offsets = [0, *itertools.accumulate(len(plan) for plan in plans)][:-1]
     for (_, text), (_, got), start, plan in zip(recs, answer, offsets, plans, strict=True):
         translations = [TaggingEngine.translate(start + j, piece) for j, piece in enumerate(plan)]
-        assert got == expected_text(text, translations, spaced=tgt not in UNSPACED_LANGUAGES)
+        assert got == expected_text(text, translations, spaced=tgt not in UNSPACED_LANGUAGES, source=src)
 
 
 @SETTINGS
@@ -331,7 +331,7 @@ def test_a_failed_piece_fails_the_whole_request(pair: tuple[str, str], recs, dat
     src, tgt = pair
     assume(src != tgt)
     payload = make_payload(src, tgt, recs)
-    plans = [split_text(text, limits.MAX_PIECE_CHARS).pieces for _, text in recs]
+    plans = [split_text(text, limits.MAX_PIECE_CHARS, src).pieces for _, text in recs]
     total = sum(len(p) for p in plans)
     failed = data.draw(st.sets(st.integers(0, total - 1), min_size=1), label="failed pieces")
     # an error, or an answer with neither text nor error
@@ -360,7 +360,7 @@ def test_a_failed_piece_fails_the_whole_request(pair: tuple[str, str], recs, dat
 def test_an_answer_of_the_wrong_length_is_never_a_silent_loss(pair: tuple[str, str], recs, data) -> None:
     src, tgt = pair
     assume(src != tgt)
-    total = sum(len(split_text(text, limits.MAX_PIECE_CHARS).pieces) for _, text in recs)
+    total = sum(len(split_text(text, limits.MAX_PIECE_CHARS, src).pieces) for _, text in recs)
     length = data.draw(st.integers(0, total + 3).filter(lambda n: n != total), label="answer length")
 
     async def engine(pieces: list[Piece]) -> list[PieceResult]:

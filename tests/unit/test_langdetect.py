@@ -1,0 +1,213 @@
+"""translator.langdetect: the code mapping, the refusals, and the accuracy table of the README.
+
+The detector is the real py3langid model (it ships in the wheel; loading takes about a second).
+`pytest tests/unit/test_langdetect.py -k accuracy -s` prints the accuracy table.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
+
+from translator.langdetect import (
+    DETECTABLE,
+    DETECTOR_TO_M2M100,
+    MIN_CONFIDENCE,
+    LanguageDetector,
+    detector_for,
+)
+
+M2M100 = frozenset(FAIRSEQ_LANGUAGE_CODES["m2m100"])
+DATA = Path(__file__).resolve().parents[2] / "translator" / "data"
+
+
+@pytest.fixture(scope="module")
+def detector() -> LanguageDetector:
+    return detector_for(M2M100)
+
+
+def detector_labels() -> set[str]:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return set(LanguageIdentifier.from_model_file(MODEL_FILE).labels)
+
+
+# --- the code mapping ----------------------------------------------------------------------------
+
+
+def test_m2m100_has_its_hundred_codes() -> None:
+    assert len(M2M100) == 100
+    assert {"ns", "no", "zh", "ff"} <= M2M100 and not {"nso", "nb", "nn", "yue"} & M2M100
+
+
+def test_mapping_goes_from_detector_labels_to_m2m100_codes() -> None:
+    labels = detector_labels()
+    assert set(DETECTOR_TO_M2M100) <= labels
+    assert set(DETECTOR_TO_M2M100.values()) <= M2M100
+    # a mapped label is never also an M2M100 code of its own (it would be detected twice)
+    assert not set(DETECTOR_TO_M2M100) & M2M100
+    assert DETECTOR_TO_M2M100 == {
+        "nso": "ns",
+        "nn": "no",
+        "yue": "zh",
+        "wuu": "zh",
+        "fuv": "ff",
+        "arz": "ar",
+        "ary": "ar",
+    }
+
+
+def test_detectable_is_what_the_model_can_name() -> None:
+    labels = detector_labels()
+    named = {DETECTOR_TO_M2M100.get(label, label) for label in labels}
+    assert named & M2M100 == DETECTABLE
+    assert len(DETECTABLE) == 91
+    assert sorted(M2M100 - DETECTABLE) == ["ast", "ceb", "ilo", "sd", "ss", "su", "tn", "wo", "yi"]
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Ho Lebowa ke mo go nago le batho ba bantši kudu lefaseng.", "ns"),  # nso
+        ("Eg veit ikkje kva eg skal gjere i dag, men det blir nok bra.", "no"),  # nn
+        ("Jeg vet ikke hva jeg skal gjøre i dag, men det blir sikkert bra.", "no"),
+        ("我哋今日去邊度食飯呀？佢話唔知喎。", "zh"),  # yue
+        ("我们今天去哪里吃饭？他说不知道。", "zh"),
+    ],
+)
+def test_mapped_languages_come_back_as_m2m100_codes(detector: LanguageDetector, text: str, code: str) -> None:
+    assert detector.detect(text).language == code
+
+
+# --- detection and refusals ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Life is like a box of chocolates.", "en"),
+        ("Das Leben ist wie eine Schachtel Pralinen.", "de"),
+        ("La vie est comme une boîte de chocolats.", "fr"),
+        ("La vida es como una caja de bombones.", "es"),
+        ("人生はチョコレートの箱のようなものだ。", "ja"),
+        ("人生就像一盒巧克力。", "zh"),
+        ("Жизнь похожа на коробку конфет: никогда не знаешь, что тебе попадётся.", "ru"),
+        ("الحياة مثل علبة من الشوكولاتة.", "ar"),
+        ("जीवन चॉकलेट के डिब्बे की तरह है।", "hi"),
+        ("ชีวิตก็เหมือนกล่องช็อกโกแลต", "th"),
+        ("Η ζωή είναι σαν ένα κουτί σοκολάτες.", "el"),
+        ("인생은 초콜릿 상자와 같다.", "ko"),
+    ],
+)
+def test_sentences_are_detected(detector: LanguageDetector, text: str, code: str) -> None:
+    detection = detector.detect(text)
+    assert detection.language == code, detection
+    assert detection.confidence >= MIN_CONFIDENCE and detection.reason is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["12345", "3.14", "https://example.com/a/b?c=1", "foo@example.org", "Bonjour", "人生", "😀 👍", "---", "A4 5x"],
+)
+def test_numbers_urls_and_single_words_are_not_determined(detector: LanguageDetector, text: str) -> None:
+    detection = detector.detect(text)
+    assert detection.language is None
+    assert detection.reason
+
+
+def test_low_confidence_is_refused_with_the_best_guess(detector: LanguageDetector) -> None:
+    detection = detector.detect("iPhone 15 Pro Max")
+    assert detection.language is None
+    assert "not determined with confidence" in (detection.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("La vivo estas bela kaj mi amas ĝin tre multe.", "eo"),
+        ("Gallia est omnis divisa in partes tres.", "la"),
+        ("Kinyarwanda ni ururimi rwemewe mu Rwanda.", "rw"),
+    ],
+)
+def test_a_language_the_model_lacks_is_named_not_mistaken(detector: LanguageDetector, text: str, label: str) -> None:
+    # Restricted to M2M100's languages, Kinyarwanda would come out as Swahili (0.81).
+    detection = detector.detect(text)
+    assert detection.language is None
+    assert f"detected as {label!r}" in (detection.reason or "")
+
+
+def test_detection_is_restricted_to_the_checkpoints_languages() -> None:
+    small = LanguageDetector({"en", "fr"})
+    assert small.detect("La vie est comme une boîte de chocolats.").language == "fr"
+    german = small.detect("Das Leben ist wie eine Schachtel Pralinen.")
+    assert german.language is None and "'de'" in (german.reason or "")
+
+
+def test_importing_the_module_does_not_load_the_detector() -> None:
+    code = "import sys, translator.langdetect, translator.pipeline; print('py3langid' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --- accuracy (the README's table) ---------------------------------------------------------------
+
+
+def corpus_sentences() -> list[tuple[str, str]]:
+    """Every sentence of the fixture corpus and the evaluation test set, with its language, once."""
+    seen: dict[tuple[str, str], None] = {}
+    for line in (DATA / "fixture_corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        for sentence in doc["source"]:
+            seen[(doc["src_lang"], sentence)] = None
+        for sentence in doc["target"]:
+            seen[(doc["tgt_lang"], sentence)] = None
+    for line in (DATA / "eval" / "testset.jsonl").read_text(encoding="utf-8").splitlines():
+        pair = json.loads(line)
+        seen[(pair["src_lang"], pair["source"])] = None
+        seen[(pair["tgt_lang"], pair["reference"])] = None
+    return list(seen)
+
+
+def prefix(language: str, sentence: str, words: int) -> str:
+    """The first `words` words; for Japanese and Chinese (no spaces) two characters a word."""
+    if language in ("ja", "zh"):
+        return sentence[: 2 * words]
+    return " ".join(sentence.split()[:words])
+
+
+def score(detector: LanguageDetector, cases: list[tuple[str, str]]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for language, text in cases:
+        got = detector.detect(text).language
+        counts["total"] += 1
+        counts["correct" if got == language else "refused" if got is None else "wrong"] += 1
+    return counts
+
+
+def test_accuracy_on_the_fixture_corpus_and_short_inputs(detector: LanguageDetector) -> None:
+    sentences = corpus_sentences()
+    rows = []
+    for language in sorted({lang for lang, _ in sentences}):
+        rows.append((f"sentences, {language}", score(detector, [c for c in sentences if c[0] == language])))
+    whole = score(detector, sentences)
+    rows.append(("sentences, all", whole))
+    short = {n: score(detector, [(lang, prefix(lang, s, n)) for lang, s in sentences]) for n in (1, 2, 3)}
+    rows += [(f"first {n} word{'s' if n > 1 else ''}", counts) for n, counts in short.items()]
+
+    print("\n| input | n | correct | refused (400) | wrong |\n|---|--:|--:|--:|--:|")
+    for name, c in rows:
+        print(f"| {name} | {c['total']} | {c['correct']} | {c['refused']} | {c['wrong']} |")
+
+    # Whole sentences: nearly all detected. Short inputs: refused rather than guessed; single words
+    # never answered (the two-word minimum), and a wrong answer stays rare.
+    assert whole["correct"] >= 0.98 * whole["total"] and whole["wrong"] <= 1
+    assert short[1]["correct"] + short[1]["wrong"] == 0
+    for n in (2, 3):
+        assert short[n]["wrong"] <= 0.02 * short[n]["total"], short[n]
+    assert short[3]["correct"] >= 0.8 * short[3]["total"]
