@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from translator.batching import deduplicate, plan_batches
 from translator.config import Engine, Generation
-from translator.schemas import Piece, PieceResult
+from translator.schemas import TRUNCATED, Piece, PieceResult
+from translator.segment import UNSPACED_LANGUAGES, split_clause
 
 if TYPE_CHECKING:
     import torch
 
 logger = logging.getLogger(__name__)
+
+# A piece whose translation does not end is cut in two at most this deep (up to 8 parts).
+MAX_SPLIT_DEPTH = 3
 
 # Pieces used to warm the model up at start-up, so the first real batch does not pay for lazy
 # initialisation (allocator, kernels selection) and the scheduler's first measurement is honest.
@@ -155,7 +159,7 @@ class Translator:
                 return f"unsupported {field} language {code!r}"
         return None
 
-    def _translate_unique(self, keys: list[tuple[str, str, str]]) -> list[PieceResult]:
+    def _translate_unique(self, keys: list[tuple[str, str, str]], depth: int = 0) -> list[PieceResult]:
         out: list[PieceResult] = [PieceResult(error="internal: not translated")] * len(keys)
         rows: dict[int, list[int]] = {}
         for index, (source, _, text) in enumerate(keys):
@@ -173,11 +177,29 @@ class Translator:
             results = self._run_batch([rows[i] for i in members], [targets[i] for i in members])
             for index, result in zip(members, results, strict=True):
                 out[index] = result
+        for index, result in enumerate(out):
+            if result.error_kind == TRUNCATED:
+                out[index] = self._split_and_translate(keys[index], result, depth)
         return out
+
+    def _split_and_translate(self, key: tuple[str, str, str], failed: PieceResult, depth: int) -> PieceResult:
+        """A piece whose translation does not end within the model's limit: translated in two
+        halves, cut at the clause boundary nearest its middle, and rejoined."""
+        source, target, text = key
+        halves = split_clause(text) if depth < MAX_SPLIT_DEPTH else None
+        if halves is None:
+            return failed
+        logger.warning("translation of a %d-character piece did not end; translating it in two parts", len(text))
+        parts = self._translate_unique([(source, target, half) for half in halves], depth + 1)
+        bad = next((part for part in parts if part.error is not None), None)
+        if bad is not None:
+            return bad
+        glue = "" if target in UNSPACED_LANGUAGES else " "
+        return PieceResult(text=glue.join(part.text or "" for part in parts))
 
     def _run_batch(self, rows: list[list[int]], targets: list[int]) -> list[PieceResult]:
         try:
-            texts = self._generate(rows, targets)
+            outputs = self._generate(rows, targets)
         except Exception as exc:  # noqa: BLE001 - isolate the failure to the pieces that cause it
             if len(rows) == 1:
                 logger.exception("translation of one piece failed")
@@ -188,7 +210,22 @@ class Translator:
             self._release_memory()
             half = len(rows) // 2
             return self._run_batch(rows[:half], targets[:half]) + self._run_batch(rows[half:], targets[half:])
-        return [PieceResult(text=text) for text in texts]
+        results = []
+        for row, target, (text, complete) in zip(rows, targets, outputs, strict=True):
+            if not complete:
+                # Cut at the output budget: once more alone, with all the room the model has.
+                [(text, complete)] = self._generate([row], [target], full_budget=True)
+            if complete:
+                results.append(PieceResult(text=text))
+            else:
+                results.append(
+                    PieceResult(
+                        error=f"the translation did not end within the model's limit of {self.max_positions} "
+                        "positions; send shorter sentences",
+                        error_kind=TRUNCATED,
+                    )
+                )
+        return results
 
     def _encode(self, source: str, text: str) -> list[int]:
         # SentencePiece directly rather than `tokenizer(text)`: the tokenizer would read a literal
@@ -197,7 +234,8 @@ class Translator:
         ids = [self._vocab.get(p, self.unk_id) for p in pieces]
         return [self.lang_ids[source], *ids, self.eos_id]
 
-    def _generate(self, rows: list[list[int]], targets: list[int]) -> list[str]:
+    def _generate(self, rows: list[list[int]], targets: list[int], full_budget: bool = False) -> list[tuple[str, bool]]:
+        """(text, ended) per row: `ended` is false when the output stopped at its length budget."""
         import torch
 
         width = max(len(r) for r in rows)
@@ -215,9 +253,11 @@ class Translator:
             budget = forced
             lengths = {"min_new_tokens": forced, "max_new_tokens": forced}
         else:
-            budget = min(
-                math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin,
-                self.max_positions - prefix.shape[1],
+            room = self.max_positions - prefix.shape[1]
+            budget = (
+                room
+                if full_budget
+                else min(math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin, room)
             )
             lengths = {"max_new_tokens": budget}
         with torch.inference_mode():
@@ -232,18 +272,19 @@ class Translator:
                 forced_bos_token_id=None,
                 do_sample=False,
             )
-        warn_at = None if forced else budget
-        return [self._decode(row[prefix.shape[1] :].tolist(), warn_at) for row in output.cpu()]
+        limit = None if forced else budget
+        return [self._decode(row[prefix.shape[1] :].tolist(), limit) for row in output.cpu()]
 
-    def _decode(self, ids: list[int], budget: int | None) -> str:
+    def _decode(self, ids: list[int], budget: int | None) -> tuple[str, bool]:
+        ended = True
         if self.eos_id in ids:
             ids = ids[: ids.index(self.eos_id)]
-        elif budget is not None and len(ids) >= budget:
-            logger.warning("output reached its length budget of %d tokens without ending", budget)
+        elif budget is not None and len([i for i in ids if i != self.pad_id]) >= budget:
+            ended = False
         # Language ids are dropped by id: current transformers no longer counts `__ja__` as a
         # special token, so `skip_special_tokens=True` alone leaves it in the text.
         kept = [i for i in ids if i not in self._drop_ids]
-        return self.tokenizer.decode(kept, skip_special_tokens=True).strip()
+        return self.tokenizer.decode(kept, skip_special_tokens=True).strip(), ended
 
     def _release_memory(self) -> None:
         if self.device.startswith("cuda"):

@@ -64,6 +64,13 @@ class PayloadTooLarge(TranslationError):
         super().__init__(f"{what} exceeds the limit of {limit}{got_text}", limit=limit)
 
 
+class TranslationIncomplete(TranslationError):
+    """A sentence whose translation does not end within the model's limit, even in parts:
+    the request fails rather than return a translation cut short."""
+
+    status = 422
+
+
 class Unavailable(TranslationError):
     """The engine cannot answer now (overloaded, starting, restarting): the client may retry."""
 

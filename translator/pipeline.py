@@ -10,15 +10,20 @@ import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
 from translator import limits
-from translator.errors import PayloadTooLarge, TranslationFailed, UndeterminedLanguage, UnsupportedLanguage
+from translator.errors import (
+    PayloadTooLarge,
+    TranslationFailed,
+    TranslationIncomplete,
+    UndeterminedLanguage,
+    UnsupportedLanguage,
+)
 from translator.langdetect import AUTO, UNDETERMINED, Detection, detector_for
-from translator.schemas import Payload, Piece, PieceResult, TranslatedRecord, TranslationResult
-from translator.segment import Segmented, join, split_text
+from translator.schemas import TRUNCATED, Payload, Piece, PieceResult, TranslatedRecord, TranslationResult
+from translator.segment import UNSPACED_LANGUAGES, Segmented, join, split_text
 
-# Languages written without spaces between sentences. Pieces that touched in the source (Japanese
-# or Chinese sentences after 。) get a space between them when the target is not one of these, so
-# ja→en does not come back as "Hello.How are you?".
-UNSPACED_LANGUAGES = frozenset({"ja", "zh", "th", "lo", "km", "my"})
+# Pieces that touched in the source (Japanese or Chinese sentences after 。) get a space between
+# them when the target language writes with spaces, so ja→en does not come back as
+# "Hello.How are you?".
 
 EngineCall = Callable[[list[Piece]], Awaitable[Sequence[PieceResult]]]
 
@@ -124,9 +129,12 @@ def _reassemble(
     for index, (record, plan) in enumerate(zip(payload.records, plans, strict=True)):
         mine = results[start : start + len(plan.pieces)]
         start += len(plan.pieces)
-        failed = next((r.error for r in mine if r.error is not None or r.text is None), None)
-        if failed is not None or any(r.text is None for r in mine):
-            raise TranslationFailed(f"record {record.id!r} could not be translated: {failed or 'no text returned'}")
+        bad = next((r for r in mine if r.error is not None or r.text is None), None)
+        if bad is not None:
+            message = f"record {record.id!r} could not be translated: {bad.error or 'no text returned'}"
+            if bad.error_kind == TRUNCATED:
+                raise TranslationIncomplete(message, field=f"payload.records.{index}.text")
+            raise TranslationFailed(message)
         texts = [r.text or "" for r in mine]
         if spaced:
             texts = _space_adjacent(plan, texts)

@@ -70,11 +70,17 @@ class Piece(BaseModel):
     target: str
 
 
+# PieceResult.error_kind of a piece whose translation did not end within the model's limit, even
+# with all of it and cut in parts: the request fails with 422 rather than return a cut text.
+TRUNCATED = "truncated"
+
+
 class PieceResult(BaseModel):
     """The engine's answer for one piece: a translation, or why that piece alone failed."""
 
     text: str | None = None
     error: str | None = None
+    error_kind: str | None = None
 
 
 class EngineRefusal(BaseModel):

@@ -195,6 +195,10 @@ class Segmented:
         return [part for part, flag in zip(self.parts, self.translatable, strict=True) if flag]
 
 
+# Languages written without spaces between sentences (and clauses): parts are rejoined without one.
+UNSPACED_LANGUAGES = frozenset({"ja", "zh", "th", "lo", "km", "my"})
+
+
 def split_text(text: str, max_chars: int, language: str = "en") -> Segmented:
     """Cut ``text`` into sentence pieces of at most ``max_chars`` characters and
     whitespace separators (see the module docstring for the exact guarantees).
@@ -375,6 +379,21 @@ def _between_digits(text: str, index: int, floor: int) -> bool:
         and text[index - 1].isdecimal()
         and text[index + 1].isdecimal()
     )
+
+
+def split_clause(text: str) -> tuple[str, str] | None:
+    """`text` in two halves, cut at a clause boundary (punctuation, else whitespace, else a
+    character boundary) in its middle half; None if it cannot be cut. For a sentence whose
+    translation is too long to finish in one go (translator.engine)."""
+    text = text.strip()
+    if len(text) < 2:
+        return None
+    limit = max(1, min(len(text) - 1, (len(text) * 3) // 4))
+    cut, resume = _find_cut(text, 0, limit, limit)
+    first, second = text[:cut].strip(), text[resume:].strip()
+    if not first or not second:
+        return None
+    return first, second
 
 
 def _add_chunks(text: str, start: int, end: int, max_chars: int, parts: list[str], flags: list[bool]) -> None:

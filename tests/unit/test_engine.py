@@ -173,3 +173,37 @@ def test_forced_new_tokens_gives_every_output_exactly_that_many_tokens(fixture_m
 def test_forced_new_tokens_out_of_range_is_refused(fixture_model):
     with pytest.raises(ValueError, match="forced_new_tokens"):
         Translator(fixture_model, Engine(warmup=False), Generation(forced_new_tokens=5000))
+
+
+def test_an_output_cut_at_its_budget_is_retried_with_the_models_room(fixture_model, pairs):
+    # A budget far too small for any translation: every output hits it, and is redone alone with
+    # all the room the model has. Nothing comes back cut.
+    tight = Translator(fixture_model, Engine(warmup=False), Generation(max_length_ratio=0.05, max_length_margin=1))
+    sample = pairs[::9]
+    results = tight.translate(pieces_of(sample))
+    assert [r.error for r in results] == [None] * len(sample)
+    assert [r.text for r in results] == [ref for *_, ref in sample]
+
+
+def test_a_translation_that_cannot_end_within_the_model_fails_as_truncated(fixture_model, pairs):
+    from translator.schemas import TRUNCATED
+
+    small = Translator(fixture_model, Engine(warmup=False))
+    # As if the model had 8 positions: no long sentence's translation can end in 6 tokens,
+    # even cut in parts, and none is returned cut.
+    small.max_positions = 8
+    long_pair = max(pairs, key=lambda p: len(p[3]))
+    [result] = small.translate(pieces_of([long_pair]))
+    assert result.error_kind == TRUNCATED and result.text is None
+    assert "limit of 8 positions" in result.error
+
+
+def test_split_clause_cuts_near_the_middle_at_punctuation_first():
+    from translator.segment import split_clause
+
+    assert split_clause("The first clause is here, and the second one follows it.") == (
+        "The first clause is here,",
+        "and the second one follows it.",
+    )
+    assert split_clause("no punctuation at all in this rather long line") is not None
+    assert split_clause("x") is None

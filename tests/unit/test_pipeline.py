@@ -90,6 +90,24 @@ def test_a_failed_piece_fails_the_request_with_the_record_id():
         run(payload("fine.", "bad.", ids=["0", "1"]), FakeEngine(fail_on="bad."))
 
 
+def test_a_piece_that_cannot_be_completed_fails_the_request_with_422_naming_the_record():
+    from translator.errors import TranslationIncomplete
+    from translator.schemas import TRUNCATED
+
+    async def cut(pieces):
+        return [
+            PieceResult(error="did not end within the model's limit", error_kind=TRUNCATED)
+            if "long" in p.text
+            else PieceResult(text=p.text)
+            for p in pieces
+        ]
+
+    with pytest.raises(TranslationIncomplete) as raised:
+        run(payload("fine.", "a long one.", ids=["a", "b"]), cut)
+    assert raised.value.status == 422
+    assert "record 'b'" in raised.value.message and raised.value.detail["field"] == "payload.records.1.text"
+
+
 def test_a_short_answer_from_the_engine_fails_the_request():
     async def short(pieces):
         return [PieceResult(text="x")]
