@@ -17,6 +17,7 @@ import bentoml
 from pydantic import Field
 
 from translator.admission import SharedInFlight
+from translator.cache import LocalCache, SharedCache, TranslationCache, namespace
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.disconnect import CallerGone, unless_disconnected
 from translator.edge import EdgeMiddleware, languages_app
@@ -37,7 +38,7 @@ from translator.schemas import (
 
 with bentoml.importing():
     from translator.engine import Translator
-    from translator.metrics import PrometheusObserver
+    from translator.metrics import PrometheusCacheObserver, PrometheusObserver
 
 logger = logging.getLogger("translator.service")
 
@@ -74,6 +75,14 @@ class TranslationEngine:
             PrometheusObserver(),
         )
         self.calibrated = False
+        cache = SETTINGS.cache
+        shared_url = cache.shared_url()
+        self.cache = TranslationCache(
+            namespace(str(bentoml.models.get(MODEL_TAG).tag), self.translator.describe_generation()),
+            LocalCache(cache.size),
+            SharedCache(shared_url, cache.ttl_s, cache.timeout_ms / 1000) if shared_url else None,
+            PrometheusCacheObserver(),
+        )
 
     @bentoml.on_startup
     async def start_scheduler(self) -> None:
@@ -92,6 +101,7 @@ class TranslationEngine:
     @bentoml.on_shutdown
     async def stop_scheduler(self) -> None:
         await self.scheduler.close()
+        await self.cache.close()
 
     def __is_ready__(self) -> bool:
         return self.calibrated
@@ -100,10 +110,11 @@ class TranslationEngine:
     async def translate(
         self, ctx: bentoml.Context, pieces: list[Piece], priority: int = 0, timeout_ms: float | None = None
     ) -> EngineReply:
-        """One request's pieces; the scheduler merges them with other requests' into batches."""
-        work = self.scheduler.submit(
-            pieces, Priority(min(max(priority, 0), max(Priority))), None if timeout_ms is None else timeout_ms / 1000
-        )
+        """One request's pieces: cached translations from the cache, the rest through the scheduler,
+        which merges them with other requests' pieces into batches."""
+        urgency = Priority(min(max(priority, 0), max(Priority)))
+        timeout_s = None if timeout_ms is None else timeout_ms / 1000
+        work = self.cache.translate(pieces, lambda misses: self.scheduler.submit(misses, urgency, timeout_s))
         try:
             results = await unless_disconnected(ctx.request.receive, work)
         except Refused as exc:

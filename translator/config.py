@@ -85,6 +85,26 @@ class Scheduling:
 
 
 @dataclass(frozen=True)
+class Cache:
+    """The sentence cache (translator/cache.py)."""
+
+    # Translations kept in the engine process (least recently used out); 0 turns it off.
+    size: int = 50_000
+    # A Redis or Valkey shared by the replicas, e.g. redis://valkey:6379/0; null: none. Or the
+    # name of an environment variable that holds the URL (for one with a password, from a Secret).
+    url: str | None = None
+    url_env: str | None = None
+    ttl_s: int = 604_800
+    # Every call to the shared cache is bounded by this: it may only ever cost this much.
+    timeout_ms: float = 200.0
+
+    def shared_url(self) -> str | None:
+        if self.url_env:
+            return os.environ.get(self.url_env) or self.url
+        return self.url
+
+
+@dataclass(frozen=True)
 class Admission:
     # Requests in flight on the HTTP service (all workers together) before new ones get 429.
     # Enforced by translator.edge rather than BentoML's `traffic.max_concurrency`, whose 429 has no
@@ -102,6 +122,7 @@ class Settings:
     generation: Generation = field(default_factory=Generation)
     engine: Engine = field(default_factory=Engine)
     scheduling: Scheduling = field(default_factory=Scheduling)
+    cache: Cache = field(default_factory=Cache)
     admission: Admission = field(default_factory=Admission)
 
 
@@ -163,6 +184,7 @@ def load_settings(path: Path | None = None) -> Settings:
         generation=generation,
         engine=_section(Engine, translation.get("engine"), f"{where}.engine", path),
         scheduling=scheduling,
+        cache=_section(Cache, translation.get("cache"), f"{where}.cache", path),
         admission=admission,
     )
 

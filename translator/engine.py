@@ -292,6 +292,17 @@ class Translator:
 
             torch.cuda.empty_cache()
 
+    def describe_generation(self) -> dict[str, Any]:
+        """Everything besides the model and the text that decides a translation (cache keys)."""
+        return {
+            "num_beams": self.num_beams,
+            "overrides": self._overrides,
+            "max_length_ratio": self.generation.max_length_ratio,
+            "max_length_margin": self.generation.max_length_margin,
+            "forced_new_tokens": self.generation.forced_new_tokens,
+            "dtype": str(self.dtype),
+        }
+
     def describe(self) -> dict[str, Any]:
         return {
             "device": self.device,

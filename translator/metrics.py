@@ -51,6 +51,17 @@ DROPPED = bentoml.metrics.Counter(
     labelnames=["reason"],
 )
 
+CACHE_LOOKUPS = bentoml.metrics.Counter(
+    name="translation_cache_lookups",
+    documentation="Sentence cache lookups by level (local, shared) and result (hit, miss, error, store_error)",
+    labelnames=["level", "result"],
+)
+
+
+class PrometheusCacheObserver:
+    def lookup(self, level: str, result: str, count: int) -> None:
+        CACHE_LOOKUPS.labels(level=level, result=result).inc(count)
+
 
 class PrometheusObserver:
     """The scheduler's `Observer`, writing to the metrics above."""

@@ -1,0 +1,149 @@
+"""The sentence cache: hits never reach the model, failures of the shared level never fail a
+translation. The shared level is a real Valkey server (tests/valkey.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from tests.valkey import valkey  # noqa: F401 - the fixture
+from translator.cache import LocalCache, SharedCache, TranslationCache, namespace
+from translator.schemas import Piece, PieceResult
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.lookups: dict[tuple[str, str], int] = {}
+
+    def lookup(self, level: str, result: str, count: int) -> None:
+        self.lookups[(level, result)] = self.lookups.get((level, result), 0) + count
+
+
+class FakeModel:
+    """Upper-cases; a text containing 'bad' fails. Records every piece it was asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
+        self.asked.extend(p.text for p in pieces)
+        await asyncio.sleep(0.001)
+        return [PieceResult(error="boom") if "bad" in p.text else PieceResult(text=p.text.upper()) for p in pieces]
+
+
+def pieces(*texts: str, source: str = "en", target: str = "fr") -> list[Piece]:
+    return [Piece(text=t, source=source, target=target) for t in texts]
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_local_cache_is_bounded_and_keeps_the_recently_used():
+    cache = LocalCache(2)
+    cache.put("a", "A")
+    cache.put("b", "B")
+    assert cache.get("a") == "A"
+    cache.put("c", "C")
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == ("A", None, "C")
+    off = LocalCache(0)
+    off.put("a", "A")
+    assert off.get("a") is None
+
+
+def test_a_second_request_is_answered_from_the_cache_and_failures_are_not_cached():
+    model = FakeModel()
+    observer = Counting()
+    cache = TranslationCache("ns", LocalCache(100), observer=observer)
+    first = run(cache.translate(pieces("one", "two", "bad"), model))
+    second = run(cache.translate(pieces("two", "one", "bad", "three"), model))
+    assert [r.text for r in first] == ["ONE", "TWO", None]
+    assert [(r.text, r.error) for r in second] == [("TWO", None), ("ONE", None), (None, "boom"), ("THREE", None)]
+    assert model.asked == ["one", "two", "bad", "bad", "three"]
+    assert observer.lookups[("local", "hit")] == 2
+
+
+def test_keys_depend_on_languages_model_and_settings():
+    cache = TranslationCache(namespace("m2m:v1", {"num_beams": 5}), LocalCache(10))
+    other_settings = TranslationCache(namespace("m2m:v1", {"num_beams": 1}), LocalCache(10))
+    other_model = TranslationCache(namespace("m2m:v2", {"num_beams": 5}), LocalCache(10))
+    [fr] = pieces("Hello.")
+    [de] = pieces("Hello.", target="de")
+    assert cache.key(fr) != cache.key(de)
+    assert len({cache.key(fr), other_settings.key(fr), other_model.key(fr)}) == 3
+
+
+def test_replicas_share_translations_through_valkey(valkey):  # noqa: F811
+    async def main():
+        model = FakeModel()
+        first = TranslationCache("ns", LocalCache(100), SharedCache(valkey.url, 60, 0.5))
+        await first.translate(pieces("shared one", "shared two"), model)
+        observer = Counting()
+        # Another replica: its own empty local cache, the same shared one.
+        cold = TranslationCache("ns", LocalCache(100), SharedCache(valkey.url, 60, 0.5), observer)
+        results = await cold.translate(pieces("shared two", "shared one"), model)
+        await first.close()
+        await cold.close()
+        return model.asked, results, observer.lookups
+
+    asked, results, lookups = run(main())
+    assert asked == ["shared one", "shared two"]
+    assert [r.text for r in results] == ["SHARED TWO", "SHARED ONE"]
+    assert lookups[("shared", "hit")] == 2
+
+
+def test_concurrent_requests_get_their_own_translations(valkey):  # noqa: F811
+    async def main():
+        model = FakeModel()
+        replicas = [TranslationCache("ns", LocalCache(50), SharedCache(valkey.url, 60, 0.5)) for _ in range(3)]
+        rng = random.Random(3)
+        words = [f"word{i}" for i in range(80)]
+        requests = [[rng.choice(words) for _ in range(rng.randint(1, 8))] for _ in range(200)]
+        answers = []
+        for wave in range(0, len(requests), 20):  # 20 at a time: later waves find earlier ones' work
+            batch = requests[wave : wave + 20]
+            answers += await asyncio.gather(*(rng.choice(replicas).translate(pieces(*r), model) for r in batch))
+        for replica in replicas:
+            await replica.close()
+        return requests, answers, model.asked
+
+    requests, answers, asked = run(main())
+    for request, answer in zip(requests, answers, strict=True):
+        assert [r.text for r in answer] == [w.upper() for w in request]
+    assert len(asked) < sum(len(r) for r in requests)
+
+
+def test_a_dead_shared_cache_costs_one_timeout_then_is_skipped(valkey):  # noqa: F811
+    async def main():
+        model = FakeModel()
+        observer = Counting()
+        cache = TranslationCache("ns", LocalCache(0), SharedCache(valkey.url, 60, 0.3, retry_after_s=30), observer)
+        await cache.translate(pieces("before"), model)
+        valkey.kill()
+        after = [await cache.translate(pieces(f"after {i}"), model) for i in range(5)]
+        await cache.close()
+        return after, observer.lookups, cache.shared.available if cache.shared else None
+
+    after, lookups, available = run(main())
+    assert [r[0].text for r in after] == [f"AFTER {i}" for i in range(5)]
+    assert lookups[("shared", "error")] == 1, lookups  # then skipped, not retried per request
+    assert available is False
+
+
+def test_an_unreachable_shared_cache_at_start_is_not_an_error():
+    async def main():
+        cache = TranslationCache("ns", LocalCache(10), SharedCache("redis://127.0.0.1:9/0", 60, 0.2))
+        result = await cache.translate(pieces("hello"), FakeModel())
+        await cache.close()
+        return result
+
+    assert [r.text for r in run(main())] == ["HELLO"]
+
+
+@pytest.mark.parametrize("url", ["redis://user:secret@host:6379/0"])
+def test_the_url_password_never_reaches_the_log(url, caplog):
+    from translator.cache import _redact
+
+    assert "secret" not in _redact(url) and "host:6379" in _redact(url)
