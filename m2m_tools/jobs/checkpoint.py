@@ -249,6 +249,8 @@ class ChunkLog:
 
     def read(self, done: Done) -> Iterator[Chunk]:
         """The finished chunks in record order, read from the file one at a time."""
+        if not done.spans:
+            return  # nothing finished (an empty unit has no log at all)
         with self.path.open("rb") as handle:
             for start in sorted(done.spans):
                 handle.seek(done.spans[start][1])
