@@ -126,7 +126,8 @@ def test_bento_contents(built: Built) -> None:
     assert wanted <= packaged, sorted(wanted - packaged)
     # The product only: no offline tools, fixture builder or corpus, benchmark, tests.
     top = {p.name for p in src.iterdir()}
-    assert top == {"service.py", "save_model.py", "bentoconfiguration.yaml", "translator"}, sorted(top)
+    product = {"service.py", "save_model.py", "bentoconfiguration.yaml", "translator"}
+    assert top == product | {"bentofile.yaml"}, sorted(top)  # bentofile.yaml: BentoML's own copy
     assert not [p for p in src.rglob("*") if p.suffix == ".jsonl" or p.name.startswith(("eval", "fixture"))]
     # Every runtime pin, exactly as requirements.txt has it.
     pins = [
