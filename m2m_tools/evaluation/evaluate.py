@@ -122,7 +122,7 @@ def _evaluate_locked(data: EvalData, runner: Runner, output: Path, options: RunO
         assert isinstance(state.unit, DirectionUnit)
         results[state.unit.name] = _score_direction(state, directory, runner, options)
 
-    run_job(
+    summary = run_job(
         todo,
         runner,
         directory,
@@ -143,6 +143,8 @@ def _evaluate_locked(data: EvalData, runner: Runner, output: Path, options: RunO
         },
     )
     write_outputs(report, output)
+    if summary.translated:
+        logger.info("translated: %s", summary.line())
     return report
 
 
