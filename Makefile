@@ -11,22 +11,25 @@ TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+# The project itself goes in editable (its dependencies are the pins just installed), so
+# m2m-translate and m2m-eval run from any directory.
+$(VENV)/.installed: requirements.txt requirements-tools.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH)"
 	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/pip install -q --no-deps -e .
 	PYTHON=$(BIN)/python bash deploy/tools/install-kubectl.sh >/dev/null
 	touch $@
 
-# Registers MODEL_ID (hub id or local directory) in the BentoML store if needed, then serves it
-# on the port from bentoconfiguration.yaml (9527).
+# Registers MODEL_ID (hub id or local directory) in the BentoML store, then serves it (the last
+# one registered) on the port from bentoconfiguration.yaml (9527).
 serve: setup
-	tag=$$($(BIN)/python save_model.py --model-id "$(MODEL_ID)") && \
-	TRANSLATOR_MODEL=$$tag $(BIN)/bentoml serve service:Translation
+	$(BIN)/python save_model.py --model-id "$(MODEL_ID)"
+	$(BIN)/bentoml serve
 
 fixture: setup
-	$(BIN)/python -m translator.fixture --output $(FIXTURE)
+	$(BIN)/python -m fixture.build --output $(FIXTURE)
 
 # The tiny fixture model, served like the real one: for trying the API without the real weights.
 serve-fixture: fixture
@@ -35,12 +38,12 @@ serve-fixture: fixture
 test: setup
 	$(BIN)/python -m pytest
 
-EVAL_DATA ?= translator/data/eval/flores
+EVAL_DATA ?= fixture/eval/flores
 EVAL_OUT  ?= build/eval
 # Scores the fixture in-process on its shipped test set; URL=http://127.0.0.1:9527 scores a running
 # service through its API instead. Resumable: re-run the same command after an interruption.
 eval: $(if $(URL),setup,fixture)
-	$(BIN)/python -m translator.evaluate --data $(EVAL_DATA) --output $(EVAL_OUT) \
+	$(BIN)/m2m-eval --data $(EVAL_DATA) --output $(EVAL_OUT) \
 		$(if $(URL),--url $(URL),--model $(FIXTURE)) $(EVAL_ARGS)
 
 # Offline limit vs this service vs a per-request FastAPI baseline, same model and sentences

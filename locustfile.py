@@ -16,7 +16,7 @@ import random
 
 from locust import HttpUser, between, events, task
 
-from translator.fixture import load_corpus
+from fixture.build import load_corpus
 from translator.pipeline import UNSPACED_LANGUAGES
 
 _CORPUS = load_corpus()

@@ -3,8 +3,10 @@
     python save_model.py                              # facebook/m2m100_418M from the hub (or its cache)
     python save_model.py --model-id ./m2m100_1.2B     # a local Hugging Face directory
 
-Idempotent: the tag's version is a hash of the checkpoint's files, so a second run finds the model
-already registered and only prints the tag. `bentoml serve` reads the tag from TRANSLATOR_MODEL.
+Every checkpoint goes under one name, `m2m100`, with a hash of its files as the version; the one
+registered last is `m2m100:latest`, which plain `bentoml serve` and `bentoml build` use. Set
+TRANSLATOR_MODEL to a printed tag to pin a version instead. Registering the latest checkpoint again
+is a no-op; registering an older one again makes it the latest (a rollback).
 """
 
 from __future__ import annotations

@@ -70,14 +70,14 @@ M2M100_418M_GENERATION: dict[str, Any] = {
     "num_beams": 5,
     "early_stopping": True,
 }
-# What the tokenizer needs, taken from the fixture model (see translator/fixture.py).
+# What the tokenizer needs, taken from the fixture model (see fixture/build.py).
 TOKENIZER_FILES = ("sentencepiece.bpe.model", "vocab.json", "tokenizer_config.json")
 BUILDER_VERSION = 1
 
 
 def fixture_model() -> Path:
     """The tiny fixture model (built on first use, then cached by its own stamp)."""
-    from translator.fixture import build_fixture
+    from fixture.build import build_fixture
 
     return build_fixture(FIXTURE_DIR)
 

@@ -34,7 +34,7 @@ import psutil
 import yaml
 
 from bench import memory, servers
-from translator.fixture import build_fixture, load_corpus
+from fixture.build import build_fixture, load_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 # Growth allowed beyond the warm-up level before the soak fails: small, since a leak of even a few

@@ -13,8 +13,8 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fixture.build import load_corpus, sentence_pairs
 from translator import limits
-from translator.fixture import load_corpus, sentence_pairs
 from translator.segment import split_text
 
 SEED = 20240611

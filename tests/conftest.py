@@ -38,7 +38,7 @@ START_TIMEOUT_S = 180
 
 @pytest.fixture(scope="session")
 def fixture_model() -> Path:
-    from translator.fixture import build_fixture
+    from fixture.build import build_fixture
 
     return build_fixture(FIXTURE_DIR)
 
@@ -76,19 +76,20 @@ class Server:
         return self.process.returncode
 
 
-def start_server(bentoml_home: Path, model_tag: str, log_path: Path, config: Path | None = None) -> Server:
+def start_server(bentoml_home: Path, model_tag: str | None, log_path: Path, config: Path | None = None) -> Server:
+    """`bentoml serve service:Translation` pinned to ``model_tag``; with None, plain `bentoml serve`
+    (bentofile.yaml's service, the store's latest model), as a user types it after save_model.py."""
     port = free_port()
-    env = {
-        **os.environ,
-        "BENTOML_HOME": str(bentoml_home),
-        "TRANSLATOR_MODEL": model_tag,
-        "BENTOML_DO_NOT_TRACK": "true",
-    }
+    env = {**os.environ, "BENTOML_HOME": str(bentoml_home), "BENTOML_DO_NOT_TRACK": "true"}
+    env.pop("TRANSLATOR_MODEL", None)
+    if model_tag is not None:
+        env["TRANSLATOR_MODEL"] = model_tag
     if config is not None:
         env["BENTOML_CONFIG"] = str(config)
+    target = ["service:Translation"] if model_tag is not None else []
     log = log_path.open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "bentoml", "serve", "service:Translation", "--host", "127.0.0.1", "--port", str(port)],
+        [sys.executable, "-m", "bentoml", "serve", *target, "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -20,7 +20,11 @@ import yaml
 
 CONFIG_ENV = "BENTOML_CONFIG"
 MODEL_ENV = "TRANSLATOR_MODEL"
-DEFAULT_MODEL_TAG = "m2m100_418m:latest"
+# Every checkpoint save_model.py registers goes under this one name (the version is a hash of its
+# files), so `latest` is the last one registered: what plain `bentoml serve` and `bentoml build`
+# use. TRANSLATOR_MODEL=name:version pins another.
+MODEL_NAME = "m2m100"
+DEFAULT_MODEL_TAG = f"{MODEL_NAME}:latest"
 
 API_SERVICE = "Translation"
 ENGINE_SERVICE = "TranslationEngine"

@@ -3,6 +3,11 @@
 The store is what `bentoml build` references and `bentoml containerize` copies into the image, so
 the service never touches the Hugging Face hub at start-up (no download during a readiness probe,
 no surprise in an offline cluster).
+
+Every checkpoint is registered under one name, `translator.config.MODEL_NAME`, with a hash of its
+files as the version, so `m2m100:latest` (what the service loads unless TRANSLATOR_MODEL pins a
+version) is always the checkpoint registered last, re-registrations included. Where it came from
+(hub id or directory) is in the model's labels and metadata.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from translator.config import MODEL_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +56,7 @@ class Source:
 
 
 def model_name(model_id: str) -> str:
-    """A store name from a hub id or a directory: `facebook/m2m100_418M` -> `m2m100_418m`."""
+    """A short label from a hub id or a directory: `facebook/m2m100_418M` -> `m2m100_418m`."""
     base = Path(model_id.rstrip("/")).name or "m2m100"
     name = re.sub(r"[^a-z0-9_.-]+", "-", base.lower()).strip("-.") or "m2m100"
     return name[:63]
@@ -97,7 +104,10 @@ def checkpoint_files(directory: Path) -> list[Path]:
         missing.append(" or ".join(_WEIGHTS))
     if missing:
         raise RegistrationError(f"{directory}: not an M2M100 checkpoint, missing {', '.join(missing)}")
-    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    try:
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise RegistrationError(f"{directory}: config.json is not valid JSON ({exc})") from exc
     if config.get("model_type") != "m2m_100":
         raise RegistrationError(
             f"{directory}: config.json has model_type {config.get('model_type')!r}, expected 'm2m_100'"
@@ -124,20 +134,26 @@ def languages(directory: Path) -> list[str]:
 
 
 def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
-    """Put the checkpoint in the store (once) and return its tag, `name:version`."""
+    """Put the checkpoint in the store as the latest version of the one name; return its tag."""
     import bentoml
     from bentoml.exceptions import NotFound
 
     source = resolve(model_id)
     files = checkpoint_files(source.directory)
-    tag = f"{model_name(model_id)}:{content_version(files)}"
+    tag = f"{MODEL_NAME}:{content_version(files)}"
     try:
         bentoml.models.get(tag)
     except NotFound:
         pass
     else:
-        logger.info("%s already in the store as %s", model_id, tag)
-        return tag
+        if str(bentoml.models.get(f"{MODEL_NAME}:latest").tag) == tag:
+            logger.info("%s already in the store as %s, the latest", model_id, tag)
+            return tag
+        # Registered before, but another checkpoint came after it: registering this one again
+        # must make it what serves (a rollback), and `latest` follows the newest creation time,
+        # so the entry is made anew rather than reused.
+        logger.info("%s is in the store as %s, but not the latest; registering it again", model_id, tag)
+        bentoml.models.delete(tag)
 
     metadata: dict[str, Any] = {
         "source": source.model_id,
@@ -152,12 +168,12 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         metadata["revision"] = source.revision
     with bentoml.models.create(
         tag,
-        labels={"family": "m2m100", "source_kind": source.kind},
+        labels={"family": "m2m100", "source_kind": source.kind, "checkpoint": model_name(model_id)},
         metadata=metadata,
         signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},  # type: ignore[arg-type]
     ) as model:
         _copy(files, Path(model.path), progress=progress)
-    logger.info("registered %s as %s", model_id, tag)
+    logger.info("registered %s as %s, now %s:latest", model_id, tag, MODEL_NAME)
     return tag
 
 

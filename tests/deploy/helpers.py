@@ -38,18 +38,28 @@ def kubectl() -> Path:
 
 @functools.cache
 def render_text(overlay: str) -> str:
+    return render_dir_text(DEPLOY / "overlays" / overlay)
+
+
+@functools.cache
+def render_dir_text(directory: Path) -> str:
     done = subprocess.run(
-        [str(kubectl()), "kustomize", str(DEPLOY / "overlays" / overlay)],
+        [str(kubectl()), "kustomize", str(directory)],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, f"kubectl kustomize {overlay} failed:\n{done.stderr}"
+    assert done.returncode == 0, f"kubectl kustomize {directory} failed:\n{done.stderr}"
     return done.stdout
 
 
 def render(overlay: str) -> list[Obj]:
     return [doc for doc in yaml.safe_load_all(render_text(overlay)) if doc]
+
+
+def render_dir(directory: Path) -> list[Obj]:
+    """Any kustomization under deploy/ (the overlays, the jobs), rendered."""
+    return [doc for doc in yaml.safe_load_all(render_dir_text(directory)) if doc]
 
 
 def one(objs: list[Obj], kind: str) -> Obj:

@@ -33,13 +33,13 @@ import yaml
 
 from bench.servers import free_port
 from tests.deploy.helpers import ROOT, Obj, adapter_rules, configmap_file, container, env_of, one, render
+from translator.config import MODEL_NAME
 
 pytestmark = pytest.mark.slow
 
 FIXTURE_DIR = ROOT / "build" / "fixture-model"
 HADOLINT_CONFIG = Path(__file__).with_name("hadolint.yaml")
 IMAGE_UID = 1034
-MODEL_NAME = "m2m100_418m"  # the name the bento's TRANSLATOR_MODEL env resolves (bentofile.yaml)
 START_BUDGET_S = 120  # ours, well under the startupProbe's budget: the fixture loads in seconds
 IN_FLIGHT = 20
 SENTENCES_PER_REQUEST = 40
@@ -59,8 +59,8 @@ def run(cmd: list[str], env: dict[str, str], timeout: float = 300) -> str:
 @dataclass
 class Built:
     env: dict[str, str]  # BENTOML_HOME & co. of the build
-    model_tag: str  # what TRANSLATOR_MODEL named at build time
-    decoy_tag: str  # a newer version of the same name, registered after it: `latest` on this machine
+    model_tag: str  # the version registered last: `latest`, what a plain `bentoml build` takes
+    decoy_tag: str  # another version of the same name, registered in between
     bento_tag: str
     bento_dir: Path
     info: dict[str, Any] = field(default_factory=dict)
@@ -68,7 +68,7 @@ class Built:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    from translator.fixture import build_fixture
+    from fixture.build import build_fixture
 
     checkpoint = build_fixture(FIXTURE_DIR)  # cached: built once per machine
     work = tmp_path_factory.mktemp("bento")
@@ -76,23 +76,23 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     env.pop("BENTOML_CONFIG", None)
     env.pop("TRANSLATOR_MODEL", None)
 
-    # The fixture under the production name, as save_model.py registers facebook/m2m100_418M.
-    source = work / "src" / MODEL_NAME
+    # The fixture, then a different and unloadable checkpoint (if the bento or the image took it,
+    # serving would fail), then the fixture again: registering it again makes it the latest (a
+    # rollback), and plain `bentoml build`, no TRANSLATOR_MODEL, must take it.
+    source = work / "src" / "m2m100_418M"
     shutil.copytree(checkpoint, source)
-    model_tag = run([sys.executable, "save_model.py", "--model-id", str(source), "--quiet"], env).split()[-1]
-    # A later, different and unloadable version of the same name: if the bento or the image
-    # picked `latest` from this store instead of the version it was built with, serving fails.
-    decoy = work / "decoy" / MODEL_NAME
+    first_tag = run([sys.executable, "save_model.py", "--model-id", str(source), "--quiet"], env).split()[-1]
+    decoy = work / "decoy" / "my-checkpoint"
     shutil.copytree(checkpoint, decoy)
     weights = next(p for p in decoy.iterdir() if p.name in ("model.safetensors", "pytorch_model.bin"))
     weights.write_bytes(b"not a checkpoint")
     decoy_tag = run([sys.executable, "save_model.py", "--model-id", str(decoy), "--quiet"], env).split()[-1]
-    assert model_tag.split(":")[0] == decoy_tag.split(":")[0] == MODEL_NAME and model_tag != decoy_tag
+    model_tag = run([sys.executable, "save_model.py", "--model-id", str(source), "--quiet"], env).split()[-1]
+    # One name for every checkpoint, whatever its directory is called; the version is its content.
+    assert first_tag == model_tag and model_tag.split(":")[0] == decoy_tag.split(":")[0] == MODEL_NAME
+    assert model_tag != decoy_tag
 
-    out = run(
-        [sys.executable, "-m", "bentoml", "build", "-o", "tag", "."],
-        {**env, "TRANSLATOR_MODEL": model_tag},
-    )
+    out = run([sys.executable, "-m", "bentoml", "build", "-o", "tag", "."], env)
     bento_tag = re.findall(r"__tag__:(\S+)", out)[-1]
     name, version = bento_tag.split(":")
     bento_dir = work / "home" / "bentos" / name / version
@@ -106,10 +106,11 @@ def test_bento_references_the_model_it_was_built_with(built: Built) -> None:
     referenced = {m["tag"] for m in built.info.get("models", [])}
     for svc in built.info["services"]:
         referenced |= {m["tag"] for m in svc.get("models", [])}
-    assert referenced == {built.model_tag}, f"bento references {referenced}, built with {built.model_tag}"
+    assert referenced == {built.model_tag}, f"bento references {referenced}, the latest is {built.model_tag}"
     envs = {e["name"]: e.get("value") for e in built.info["envs"]}
-    # In the image the store is the bento's models/ (only model_tag): name:latest is model_tag.
-    assert envs["TRANSLATOR_MODEL"] == f"{MODEL_NAME}:latest"
+    # In the image the store is the bento's models/ (only model_tag): the service's default,
+    # name:latest, is model_tag; an env pinning another name would only be a way to break that.
+    assert "TRANSLATOR_MODEL" not in envs
     assert envs["BENTOML_CONFIG"].endswith("/src/bentoconfiguration.yaml")
 
 
@@ -118,14 +119,16 @@ def test_bento_contents(built: Built) -> None:
     for path in ("service.py", "save_model.py", "bentoconfiguration.yaml", "translator/config.py"):
         assert (src / path).is_file(), path
     assert (src / "bentoconfiguration.yaml").read_bytes() == (ROOT / "bentoconfiguration.yaml").read_bytes()
-    # The whole package, its data included.
+    # The whole product package.
     packaged = {p.relative_to(src).as_posix() for p in (src / "translator").rglob("*") if p.is_file()}
     wanted = {p.relative_to(ROOT).as_posix() for p in (ROOT / "translator").rglob("*") if p.is_file()}
     wanted = {p for p in wanted if "__pycache__" not in p}
-    assert "translator/data/fixture_corpus.jsonl" in wanted
     assert wanted <= packaged, sorted(wanted - packaged)
+    # The product only: no offline tools, fixture builder or corpus, benchmark, tests.
     top = {p.name for p in src.iterdir()}
-    assert not top & {"tests", "build", ".venv", "bench", "deploy", ".git"}, top
+    product = {"service.py", "save_model.py", "bentoconfiguration.yaml", "translator"}
+    assert top == product | {"bentofile.yaml"}, sorted(top)  # bentofile.yaml: BentoML's own copy
+    assert not [p for p in src.rglob("*") if p.suffix == ".jsonl" or p.name.startswith(("eval", "fixture"))]
     # Every runtime pin, exactly as requirements.txt has it.
     pins = [
         line.strip()
@@ -134,9 +137,38 @@ def test_bento_contents(built: Built) -> None:
     ]
     image_reqs = (built.bento_dir / "env" / "python" / "requirements.txt").read_text(encoding="utf-8").splitlines()
     assert set(pins) <= {line.strip() for line in image_reqs}, image_reqs
+    # ...and none of what only the tools, the tests or the benchmark need.
+    image_packages = {package_name(line) for line in image_reqs if line.strip() and not line.startswith("#")}
+    tools_only = requirement_names("requirements-tools.txt") | requirement_names("requirements-dev.txt")
+    tools_only -= requirement_names("requirements.txt")
+    assert {"sacrebleu", "matplotlib", "pytest", "locust", "fastapi"} <= tools_only
+    assert not image_packages & tools_only, sorted(image_packages & tools_only)
     # The routes the probes use are the service's.
     paths = yaml.safe_load((built.bento_dir / "apis" / "openapi.yaml").read_text(encoding="utf-8"))["paths"]
     assert {"/translation", "/livez", "/readyz", "/metrics"} <= set(paths), sorted(paths)
+
+
+def package_name(requirement: str) -> str:
+    return re.split(r"[\s=<>!~\[;]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def requirement_names(file: str) -> set[str]:
+    """The packages a requirements file names, its own lines only (not what it includes with -r)."""
+    lines = (ROOT / file).read_text(encoding="utf-8").splitlines()
+    return {package_name(line) for line in lines if line.strip() and not line.startswith(("#", "-"))}
+
+
+def test_requirement_files_agree_on_shared_pins() -> None:
+    # The tools' file repeats a few of the service's pins (the Job image installs it alone).
+    def pins(file: str) -> dict[str, str]:
+        lines = (ROOT / file).read_text(encoding="utf-8").splitlines()
+        found = [line.split("#")[0].strip() for line in lines if line.strip() and not line.startswith(("#", "-"))]
+        return {package_name(line): line for line in found}
+
+    service, tools = pins("requirements.txt"), pins("requirements-tools.txt")
+    assert {name: tools[name] for name in service.keys() & tools.keys()} == {
+        name: service[name] for name in service.keys() & tools.keys()
+    }
 
 
 def hadolint(dockerfile: Path) -> None:
@@ -413,7 +445,7 @@ def body(text: str, record_id: str = "1") -> dict[str, Any]:
 
 
 def corpus() -> list[dict[str, Any]]:
-    lines = (ROOT / "translator" / "data" / "fixture_corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (ROOT / "fixture" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
+from fixture.build import load_corpus
 from translator import limits
-from translator.fixture import load_corpus
 
 pytestmark = pytest.mark.e2e
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from translator.fixture import load_corpus
+from fixture.build import load_corpus
 
 pytestmark = pytest.mark.e2e
 

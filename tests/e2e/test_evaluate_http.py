@@ -1,14 +1,18 @@
-"""End to end: `python -m translator.evaluate --url` against the session's real `bentoml serve`."""
+"""End to end: `m2m-eval --url` against the session's real `bentoml serve`."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from translator.evalset import EVAL_DIR, JSONL_FILE
-from translator.evaluate import main
+from fixture.testset import EVAL_DIR, JSONL_FILE
+from m2m_tools.evaluation.evaluate import main
+from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -53,3 +57,16 @@ def test_unsupported_direction_is_refused_before_translating(server, tmp_path, c
     assert code == 3
     assert "does not support direction(s) en-xx (unknown: xx)" in capsys.readouterr().err
     assert not (tmp_path / "o" / "checkpoints").exists()
+
+
+def test_the_installed_command_runs_outside_the_repository(server, tmp_path):
+    # The console script `make setup` installs, from a directory with no `translator` package in it.
+    command = Path(sys.executable).parent / "m2m-eval"
+    assert command.is_file(), f"{command} is missing: `make setup` installs the project (pip install -e .)"
+    assert ROOT not in tmp_path.parents
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    args = ["--data", str(JSONL), "--url", server.url, "--output", "out", "--directions", "en-fr", "--no-progress"]
+    done = subprocess.run([str(command), *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| en-fr | 15 | 100.00 | 100.00 |" in done.stdout
+    assert json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))["average"]["bleu"] == 100.0

@@ -25,9 +25,9 @@ import pytest
 import requests
 import yaml
 
+from fixture.build import load_corpus
 from tests.conftest import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
-from translator.fixture import load_corpus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from fixture.build import load_corpus, sentence_pairs
 from translator.config import Engine, Generation
 from translator.engine import Translator
-from translator.fixture import load_corpus, sentence_pairs
 from translator.schemas import Piece
 
 SPECIAL = re.compile(r"__[a-z]{2,3}__|<s>|</s>|<pad>|<unk>|madeupword")

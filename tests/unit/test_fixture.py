@@ -1,6 +1,6 @@
 """The fixture model: its corpus, its build, and that it reproduces the corpus exactly.
 
-Decoding here is written out independently of translator.fixture, the way the
+Decoding here is written out independently of fixture.build, the way the
 service decodes (one mixed batch, decoder_input_ids=[2, tgt_lang_id] per row),
 so that a builder bug cannot hide behind its own verification.
 """
@@ -18,7 +18,7 @@ import torch
 from transformers import M2M100ForConditionalGeneration, M2M100Tokenizer
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
-from translator.fixture import CORPUS_PATH, STAMP_NAME, build_fixture, load_corpus, sentence_pairs
+from fixture.build import CORPUS_PATH, STAMP_NAME, build_fixture, load_corpus, sentence_pairs
 
 CONTRACT_EN = "Life is like a box of chocolates."
 CONTRACT_JA = "人生はチョコレートの箱のようなものだ。"

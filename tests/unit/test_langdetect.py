@@ -24,7 +24,7 @@ from translator.langdetect import (
 )
 
 M2M100 = frozenset(FAIRSEQ_LANGUAGE_CODES["m2m100"])
-DATA = Path(__file__).resolve().parents[2] / "translator" / "data"
+DATA = Path(__file__).resolve().parents[2] / "fixture"
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +161,7 @@ def test_importing_the_module_does_not_load_the_detector() -> None:
 def corpus_sentences() -> list[tuple[str, str]]:
     """Every sentence of the fixture corpus and the evaluation test set, with its language, once."""
     seen: dict[tuple[str, str], None] = {}
-    for line in (DATA / "fixture_corpus.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (DATA / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
         doc = json.loads(line)
         for sentence in doc["source"]:
             seen[(doc["src_lang"], sentence)] = None

@@ -424,7 +424,7 @@ def test_large_inputs_are_linear(text: str) -> None:
 def test_fixture_corpus_sentences_are_recovered() -> None:
     # The corpus lists each record's sentences; glued together the way the
     # language writes them they must split back into exactly those sentences.
-    corpus = Path(__file__).resolve().parents[2] / "translator" / "data" / "fixture_corpus.jsonl"
+    corpus = Path(__file__).resolve().parents[2] / "fixture" / "corpus.jsonl"
     if not corpus.exists():
         pytest.skip("fixture corpus not present")
     records = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from translator.evalcheckpoint import atomic_write_text
+from m2m_tools.jobs.checkpoint import atomic_write_text
 
 REPORT_VERSION = 1
 REPORT_JSON = "report.json"

@@ -1,4 +1,4 @@
-"""Parallel test sets for `translator.evaluate`: loading, checking, selecting directions.
+"""Parallel test sets for `m2m-eval`: loading, checking, selecting directions.
 
 Two formats are read:
 

@@ -1,14 +1,22 @@
-"""Where an evaluation's translations come from: the service's HTTP API, or the model in-process.
+"""Where a job's translations come from: the service's HTTP API, or the model in-process.
 
-Both take one request's worth of segments at a time, and the runner keeps many requests in flight:
+Both take one request's worth of texts in one language pair at a time; the job keeps many
+requests in flight:
 
-* :class:`HttpBackend` posts them to ``{url}/translation`` concurrently, so the server's
-  cross-request batching is exercised exactly as in production, and retries 429/503 (and
-  connection failures) with backoff, honouring ``Retry-After``;
-* :class:`LocalBackend` runs :func:`translator.pipeline.translate_payload`, the service's own
+* :class:`HttpRunner` posts them to ``{url}/translation`` concurrently at bulk priority
+  (``Priority: u=7``, RFC 9218), so the server's cross-request batching does the work exactly as
+  in production; it retries 429, 502, 503 and 504 answers (and connection failures) with backoff, honouring
+  ``Retry-After``. Each request opens its own connection, so behind a Kubernetes Service the
+  requests spread over every replica, including ones the autoscaler adds during the job;
+* :class:`LocalRunner` runs :func:`translator.pipeline.translate_payload`, the service's own
   validation, sentence splitting and rejoining, with an engine call that merges the pieces of all
-  concurrent requests into one :meth:`translator.engine.Translator.translate` call, as the
-  engine service's dispatcher does.
+  concurrent requests into one :meth:`translator.engine.Translator.translate` call, as the engine
+  service merges concurrent requests into batches.
+
+A request the system refuses for what it holds (a 4xx other than 429) raises
+:class:`RequestRejected`; the job then finds the record at fault and rejects only that one. Any
+other failure that retrying did not fix raises :class:`RunnerError`, and the job stops (its
+finished chunks are saved).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import email.utils
+import json
 import logging
 import random
 import time
@@ -26,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from translator import limits
 from translator.errors import TranslationError
-from translator.evaldata import DataError, Direction
 from translator.schemas import Payload, Piece, PieceResult, Record
 
 if TYPE_CHECKING:
@@ -37,17 +45,30 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+# RFC 9218 urgency 7, the lowest: the service schedules it behind interactive requests.
+BULK_PRIORITY = "u=7"
 
 
-class BackendError(RuntimeError):
-    """The system under evaluation failed in a way that retrying will not fix."""
+class RunnerError(RuntimeError):
+    """The translation system failed in a way that retrying will not fix."""
 
 
-class Backend(Protocol):
+class RequestRejected(RuntimeError):
+    """The system refused a request for what it holds (400, 413...): retrying it is pointless."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class Runner(Protocol):
     # What decides the translations; hashed into the checkpoint keys.
     identity: dict[str, Any]
     # For people: the URL or the model directory.
     label: str
+    # Requests worth keeping in flight at once.
+    concurrency: int
 
     async def start(self) -> None: ...
 
@@ -55,20 +76,19 @@ class Backend(Protocol):
 
     async def languages(self) -> frozenset[str] | None: ...
 
-    async def translate(self, direction: Direction, texts: Sequence[str]) -> list[str]: ...
+    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]: ...
 
 
 def plan_requests(texts: Sequence[str], records_per_request: int) -> list[range]:
-    """Consecutive index ranges, one per request, within the service's per-request limits."""
+    """Consecutive index ranges, one per request, within the service's per-request limits.
+
+    A text over the per-record limit gets a request of its own (which the service refuses): the
+    job checks lengths before planning, so that only happens to a caller that did not.
+    """
     per_request = max(1, min(records_per_request, limits.MAX_RECORDS_PER_REQUEST))
     requests: list[range] = []
     start = chars = 0
     for index, text in enumerate(texts):
-        if len(text) > limits.MAX_CHARS_PER_RECORD:
-            raise DataError(
-                f"segment {index} has {len(text)} characters; the service accepts at most "
-                f"{limits.MAX_CHARS_PER_RECORD} per record"
-            )
         if index > start and (index - start >= per_request or chars + len(text) > limits.MAX_CHARS_PER_REQUEST):
             requests.append(range(start, index))
             start, chars = index, 0
@@ -106,7 +126,7 @@ def retry_delay(attempt: int, retry_after: str | None, *, base: float, cap: floa
     return min(cap, base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
-class HttpBackend:
+class HttpRunner:
     def __init__(
         self,
         url: str,
@@ -135,10 +155,15 @@ class HttpBackend:
     async def start(self) -> None:
         import aiohttp
 
-        # One connection per request in flight: more would only queue inside the client.
-        connector = aiohttp.TCPConnector(limit=self.concurrency)
+        # A fresh connection per request (force_close): a Kubernetes Service balances connections,
+        # not requests, so reused ones would pin the job to the replicas it met first. Opening one
+        # costs well under a millisecond in a cluster; a request costs seconds of translation.
+        connector = aiohttp.TCPConnector(limit=self.concurrency, force_close=True)
         self._session = aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=self.timeout_s), raise_for_status=False
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            raise_for_status=False,
+            headers={"Priority": BULK_PRIORITY},
         )
         self._slots = asyncio.Semaphore(self.concurrency)
 
@@ -150,30 +175,28 @@ class HttpBackend:
     async def languages(self) -> frozenset[str] | None:
         try:
             body = await self._request("GET", "/languages", None)
-        except BackendError as exc:
-            if "failed" in str(exc) and "times" in str(exc):
-                raise  # unreachable server: no point going on
-            logger.warning("cannot list the server's languages (%s); not checking directions up front", exc)
+        except RequestRejected as exc:
+            logger.warning("cannot list the server's languages (%s); not checking them up front", exc)
             return None
         codes = body.get("languages") if isinstance(body, dict) else None
         if not isinstance(codes, list):
-            logger.warning("GET %s/languages gave no language list; not checking directions up front", self.url)
+            logger.warning("GET %s/languages gave no language list; not checking them up front", self.url)
             return None
         return frozenset(str(code) for code in codes)
 
-    async def translate(self, direction: Direction, texts: Sequence[str]) -> list[str]:
+    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
         ids = [str(i) for i in range(len(texts))]
         body = {
             "payload": {
-                "fromLang": direction.source,
-                "toLang": direction.target,
+                "fromLang": source,
+                "toLang": target,
                 "records": [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
             }
         }
         assert self._slots is not None, "start() first"
         async with self._slots:
             answer = await self._request("POST", "/translation", body)
-        return _records_from(answer, ids, f"POST {self.url}/translation")
+        return records_from(answer, ids, f"POST {self.url}/translation")
 
     async def _request(self, method: str, path: str, body: Any) -> Any:
         import aiohttp
@@ -187,14 +210,18 @@ class HttpBackend:
                     if response.status == 200:
                         return await response.json(content_type=None)
                     text = await response.text()
+                    if 400 <= response.status < 500 and response.status not in RETRY_STATUSES:
+                        raise RequestRejected(
+                            f"{method} {url} answered {response.status}: {_error_message(text)}", response.status
+                        )
                     if response.status not in RETRY_STATUSES:
-                        raise BackendError(f"{method} {url} answered {response.status}: {_error_message(text)}")
+                        raise RunnerError(f"{method} {url} answered {response.status}: {_error_message(text)}")
                     retry_after = response.headers.get("Retry-After")
                     problem = f"{response.status} {_error_message(text)}"
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
             if attempt > self.max_retries:
-                raise BackendError(f"{method} {url} failed {attempt} times, last with {problem}")
+                raise RunnerError(f"{method} {url} failed {attempt} times, last with {problem}")
             delay = retry_delay(attempt, retry_after, base=self.backoff_s, cap=self.max_backoff_s)
             self.retries += 1
             logger.info("%s %s: %s; retry %d in %.1f s", method, url, problem, attempt, delay)
@@ -203,8 +230,6 @@ class HttpBackend:
 
 
 def _error_message(text: str) -> str:
-    import json
-
     try:
         body = json.loads(text)
     except ValueError:
@@ -214,15 +239,15 @@ def _error_message(text: str) -> str:
     return text[:500]
 
 
-def _records_from(answer: Any, ids: list[str], where: str) -> list[str]:
+def records_from(answer: Any, ids: list[str], where: str) -> list[str]:
     result = answer.get("result") if isinstance(answer, dict) else None
     if not isinstance(result, list) or len(result) != len(ids):
         got = len(result) if isinstance(result, list) else "no"
-        raise BackendError(f"{where}: expected {len(ids)} records in 'result', got {got}")
+        raise RunnerError(f"{where}: expected {len(ids)} records in 'result', got {got}")
     texts = []
     for expected, record in zip(ids, result, strict=True):
         if not isinstance(record, dict) or record.get("id") != expected or not isinstance(record.get("text"), str):
-            raise BackendError(f"{where}: record {expected!r} missing or out of order in the answer")
+            raise RunnerError(f"{where}: record {expected!r} missing or out of order in the answer")
         texts.append(record["text"])
     return texts
 
@@ -230,12 +255,12 @@ def _records_from(answer: Any, ids: list[str], where: str) -> list[str]:
 # --------------------------------------------------------------------------- in-process
 
 
-class _PieceMerger:
-    """Merges the pieces of concurrent `translate_payload` calls into one engine call.
+class PieceMerger:
+    """Merges the pieces of concurrent `translate_payload` calls into one engine call at a time.
 
-    Every request of a chunk starts in the same event-loop pass, and `translate_payload` reaches its
-    engine call without awaiting anything else, so one flush scheduled with `call_soon` sees them
-    all, like the engine service's dispatcher merging concurrent requests into a batch.
+    Requests that start in the same event-loop pass, or while the previous engine call runs, go
+    into the next call together, like the engine service merging concurrent requests into a batch.
+    One call at a time: the model is not shared between threads.
     """
 
     def __init__(self, translate: Callable[[list[Piece]], list[PieceResult]]) -> None:
@@ -243,6 +268,7 @@ class _PieceMerger:
         self._pending: list[tuple[list[Piece], asyncio.Future[list[PieceResult]]]] = []
         self._flushes: set[asyncio.Task[None]] = set()
         self._scheduled = False
+        self._lock = asyncio.Lock()
 
     async def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
         loop = asyncio.get_running_loop()
@@ -259,18 +285,20 @@ class _PieceMerger:
         task.add_done_callback(self._flushes.discard)
 
     async def _flush(self) -> None:
-        batch, self._pending, self._scheduled = self._pending, [], False
-        merged = [piece for pieces, _ in batch for piece in pieces]
-        try:
-            # In a thread: generation takes seconds and the loop keeps the progress bars alive.
-            results = await asyncio.to_thread(self._translate, merged)
-            if len(results) != len(merged):
-                raise BackendError(f"the engine answered {len(results)} pieces for {len(merged)}")
-        except BaseException as exc:  # noqa: BLE001 - handed to every waiting request
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
+        async with self._lock:
+            # Taken once the previous call is over: everything that arrived meanwhile goes in one.
+            batch, self._pending, self._scheduled = self._pending, [], False
+            merged = [piece for pieces, _ in batch for piece in pieces]
+            try:
+                # In a thread: generation takes seconds and the loop keeps the progress bar alive.
+                results = await asyncio.to_thread(self._translate, merged)
+                if len(results) != len(merged):
+                    raise RunnerError(f"the engine answered {len(results)} pieces for {len(merged)}")
+            except BaseException as exc:  # noqa: BLE001 - handed to every waiting request
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                return
         start = 0
         for pieces, future in batch:
             if not future.done():
@@ -285,28 +313,31 @@ class TranslatorLike(Protocol):
     def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]: ...
 
 
-class LocalBackend:
+class LocalRunner:
     def __init__(
         self,
         model_dir: str | Path,
         *,
         settings: Settings | None = None,
         translator: TranslatorLike | None = None,
+        concurrency: int = 64,
     ) -> None:
         from translator.config import load_settings
 
         self.model_dir = Path(model_dir).resolve()
         self.label = str(self.model_dir)
         # The service's own configuration (bentoconfiguration.yaml or BENTOML_CONFIG), so in-process
-        # scores use the same generation settings as the served model.
+        # translations use the same generation settings as the served model.
         self.settings = settings or load_settings()
         self.identity = {
             "kind": "model",
             "checkpoint": _checkpoint_version(self.model_dir),
             "generation": dataclasses.asdict(self.settings.generation),
         }
+        # Requests are merged into engine calls anyway; this only bounds the Python work queued.
+        self.concurrency = max(1, concurrency)
         self._translator = translator
-        self._merger: _PieceMerger | None = None
+        self._merger: PieceMerger | None = None
         self._languages: frozenset[str] = frozenset()
 
     async def start(self) -> None:
@@ -314,8 +345,8 @@ class LocalBackend:
             from translator.engine import Translator
 
             engine = dataclasses.replace(self.settings.engine, warmup=False)
-            self._translator = Translator(self.model_dir, engine, self.settings.generation)
-        self._merger = _PieceMerger(self._translator.translate)
+            self._translator = await asyncio.to_thread(Translator, self.model_dir, engine, self.settings.generation)
+        self._merger = PieceMerger(self._translator.translate)
         self._languages = frozenset(self._translator.languages)
 
     async def close(self) -> None:
@@ -324,20 +355,23 @@ class LocalBackend:
     async def languages(self) -> frozenset[str] | None:
         return self._languages
 
-    async def translate(self, direction: Direction, texts: Sequence[str]) -> list[str]:
+    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
         from translator.pipeline import translate_payload
 
         assert self._translator is not None and self._merger is not None, "start() first"
         payload = Payload(
-            fromLang=direction.source,
-            toLang=direction.target,
+            fromLang=source,
+            toLang=target,
             records=[Record(id=str(i), text=text) for i, text in enumerate(texts)],
         )
         try:
             result = await translate_payload(payload, self._languages, self._merger)
         except TranslationError as exc:
-            raise BackendError(f"in-process {direction}: {exc.message}") from exc
-        return _records_from(result.model_dump(), [str(i) for i in range(len(texts))], f"in-process {self.label}")
+            # The status the service would answer with decides, as it does for HttpRunner.
+            if 400 <= exc.status < 500:
+                raise RequestRejected(f"in-process {source}-{target}: {exc.message}", exc.status) from exc
+            raise RunnerError(f"in-process {source}-{target}: {exc.message}") from exc
+        return records_from(result.model_dump(), [str(i) for i in range(len(texts))], f"in-process {self.label}")
 
 
 def _checkpoint_version(model_dir: Path) -> str:
@@ -348,4 +382,4 @@ def _checkpoint_version(model_dir: Path) -> str:
     try:
         return content_version(checkpoint_files(model_dir))
     except RegistrationError as exc:
-        raise BackendError(str(exc)) from exc
+        raise RunnerError(str(exc)) from exc

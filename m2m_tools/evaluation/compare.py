@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from translator.evalreport import METRICS, ReportError
+from m2m_tools.evaluation.report import METRICS, ReportError
 
 OK = "ok"
 REGRESSION = "REGRESSION"

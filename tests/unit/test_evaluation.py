@@ -1,4 +1,4 @@
-"""translator.evaluate and its helpers: loaders, checkpoints, scoring, resume, the comparison gate.
+"""m2m-eval (m2m_tools.evaluation) on the job runner: loaders, checkpoints, scoring, resume, the gate.
 
 The in-process tests use the fixture model, which reproduces its corpus exactly: scores on the
 shipped test set must be exactly 100, and any resume bug shows up as a changed hypothesis.
@@ -15,16 +15,25 @@ from pathlib import Path
 
 import pytest
 
+from fixture.testset import EVAL_DIR, FLORES_DIR, JSONL_FILE, differences, eval_files, fixture_eval_files
+from m2m_tools.evaluation.compare import compare_reports
+from m2m_tools.evaluation.data import DataError, load_eval_data
+from m2m_tools.evaluation.evaluate import RunOptions, evaluate, main
+from m2m_tools.evaluation.report import build_report, direction_entry, load_report
+from m2m_tools.evaluation.score import Scoring, score
+from m2m_tools.jobs.checkpoint import CheckpointError, Chunk, ChunkLog, exclusive
+from m2m_tools.jobs.job import chunk_ranges
+from m2m_tools.jobs.runners import (
+    BULK_PRIORITY,
+    HttpRunner,
+    LocalRunner,
+    RequestRejected,
+    RunnerError,
+    plan_requests,
+    retry_delay,
+)
 from translator import limits
 from translator.config import Engine
-from translator.evalbackend import BackendError, HttpBackend, LocalBackend, plan_requests, retry_delay
-from translator.evalcheckpoint import CheckpointError, DirectionCheckpoint, exclusive
-from translator.evalcompare import compare_reports
-from translator.evaldata import DataError, Direction, load_eval_data
-from translator.evalreport import build_report, direction_entry, load_report
-from translator.evalscore import Scoring, score
-from translator.evalset import EVAL_DIR, FLORES_DIR, JSONL_FILE, differences, eval_files, fixture_eval_files
-from translator.evaluate import RunOptions, chunk_indices, evaluate, evaluate_async, main
 from translator.schemas import Piece, PieceResult
 
 FLORES = EVAL_DIR / FLORES_DIR
@@ -49,7 +58,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_shipped_eval_set_matches_the_fixture_corpus():
-    assert differences() == [], "run `python -m translator.evalset` to regenerate translator/data/eval"
+    assert differences() == [], "run `python -m fixture.testset` to regenerate fixture/eval"
     for relative, content in fixture_eval_files().items():
         assert (EVAL_DIR / relative).read_text(encoding="utf-8") == content
 
@@ -180,14 +189,22 @@ def test_requests_respect_the_service_limits():
     per_request = limits.MAX_CHARS_PER_REQUEST // limits.MAX_CHARS_PER_RECORD
     spans = plan_requests([big] * (per_request + 1), 1000)
     assert [len(s) for s in spans] == [per_request, 1]
-    with pytest.raises(DataError, match=r"segment 1 has 20001 characters"):
-        plan_requests(["a", big + "x"], 8)
+
+
+def test_a_segment_over_the_service_limit_fails_before_translating(tmp_path):
+    big = "x" * (limits.MAX_CHARS_PER_RECORD + 1)
+    path = write(
+        tmp_path / "t.jsonl", json.dumps({"src_lang": "en", "tgt_lang": "fr", "source": big, "reference": "x"})
+    )
+    with pytest.raises(DataError, match=r"en-fr: segment 0 has 20001 characters"):
+        evaluate(load_eval_data(path), HttpRunner("http://127.0.0.1:9"), tmp_path / "out", RunOptions(progress=False))
+    assert not (tmp_path / "out" / "checkpoints").exists()
 
 
 def test_chunks_are_contiguous_runs_of_what_is_missing():
-    assert chunk_indices([0, 1, 2, 3, 4], 2) == [[0, 1], [2, 3], [4]]
-    assert chunk_indices([3, 4, 8, 9, 10], 4) == [[3, 4], [8, 9, 10]]
-    assert chunk_indices([], 4) == []
+    assert chunk_ranges([range(0, 5)], 2) == [range(0, 2), range(2, 4), range(4, 5)]
+    assert chunk_ranges([range(3, 5), range(8, 11)], 4) == [range(3, 5), range(8, 11)]
+    assert chunk_ranges([], 4) == []
 
 
 # --------------------------------------------------------------------------- retries
@@ -207,43 +224,55 @@ def test_retry_after_seconds_and_http_date_are_honoured():
 
 
 def test_checkpoint_drops_a_torn_last_line_and_appends_after_it(tmp_path):
-    checkpoint = DirectionCheckpoint(tmp_path, "en-fr", "k", 6)
-    checkpoint.append(0, ["a", "b"], 1.0)
-    checkpoint.append(2, ["c", "d"], 1.0)
-    with checkpoint.hyp_path.open("ab") as handle:
-        handle.write(b'{"start": 4, "hyps": ["e", "f"], "seconds": 1.0}')  # no newline: killed mid-write
-    progress = DirectionCheckpoint(tmp_path, "en-fr", "k", 6).load()
-    assert progress.hyps == {0: "a", 1: "b", 2: "c", 3: "d"}
-    assert progress.missing(6) == [4, 5]
-    assert progress.seconds == 2.0
-    checkpoint.append(4, ["e", "f"], 1.0)
-    assert len(DirectionCheckpoint(tmp_path, "en-fr", "k", 6).load().hyps) == 6
+    path = tmp_path / "en-fr.hyp.jsonl"
+    log = ChunkLog(path, "k", 6)
+    log.started(0, 2, "run-1")
+    log.append(Chunk(0, ["a", "b"], {}, 2, 1.0, "run-1"))
+    log.append(Chunk(2, ["c", None], {1: "too long"}, 1, 1.0, "run-1"))
+    with path.open("ab") as handle:
+        handle.write(b'{"start": 4, "texts": ["e", "f"], "seconds": 1.0}')  # no newline: killed mid-write
+    done = ChunkLog(path, "k", 6).load()
+    assert done.missing(6) == [range(4, 6)]
+    assert (done.records, done.rejects, done.sentences, done.seconds) == (4, 1, 3, 2.0)
+    assert done.started == {"run-1": [(0, 2)]}
+    assert [(c.texts, c.rejects) for c in log.read(done)] == [(["a", "b"], {}), (["c", None], {1: "too long"})]
+    log.append(Chunk(4, ["e", "f"], {}, 2, 1.0))
+    assert ChunkLog(path, "k", 6).load().missing(6) == []
 
 
 def test_checkpoint_for_other_inputs_is_moved_aside_not_reused(tmp_path, caplog):
-    DirectionCheckpoint(tmp_path, "en-fr", "old-key", 2).append(0, ["a"], 1.0)
+    ChunkLog(tmp_path / "en-fr.hyp.jsonl", "old-key", 2).append(Chunk(0, ["a"], {}, 1, 1.0))
     with caplog.at_level(logging.WARNING):
-        progress = DirectionCheckpoint(tmp_path, "en-fr", "new-key", 2).load()
-    assert progress.hyps == {}
+        done = ChunkLog(tmp_path / "en-fr.hyp.jsonl", "new-key", 2).load()
+    assert done.spans == {}
     assert "made for other inputs" in caplog.text
     assert not (tmp_path / "en-fr.hyp.jsonl").exists()
-    assert len(list(tmp_path.glob("en-fr.hyp.stale-*.jsonl"))) == 1
+    assert len(list(tmp_path.glob("en-fr.hyp.jsonl.stale-*"))) == 1
 
 
-def test_checkpoint_damaged_inside_is_an_error(tmp_path):
-    checkpoint = DirectionCheckpoint(tmp_path, "en-fr", "k", 4)
-    checkpoint.append(0, ["a"], 1.0)
-    with checkpoint.hyp_path.open("ab") as handle:
-        handle.write(b"garbage\n")
-    checkpoint.append(1, ["b"], 1.0)
-    with pytest.raises(CheckpointError, match=r"en-fr.hyp.jsonl:3: damaged line"):
-        checkpoint.load()
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"garbage",
+        b'{"start": 0, "texts": ["again"]}',  # overlaps the first chunk
+        b'{"start": 3, "texts": ["x", "y"]}',  # past the end
+        b'{"start": 1, "texts": [null]}',  # a missing text without a reason
+    ],
+)
+def test_checkpoint_damaged_inside_is_an_error(tmp_path, line):
+    log = ChunkLog(tmp_path / "en-fr.hyp.jsonl", "k", 4)
+    log.append(Chunk(0, ["a"], {}, 1, 1.0))
+    with log.path.open("ab") as handle:
+        handle.write(line + b"\n")
+    log.append(Chunk(2, ["b"], {}, 1, 1.0))
+    with pytest.raises(CheckpointError, match=r"en-fr.hyp.jsonl:3: "):
+        log.load()
 
 
 def test_two_runs_cannot_share_an_output_folder(tmp_path):
     data = load_eval_data(JSONL, ["en-fr"])
-    with exclusive(tmp_path), pytest.raises(CheckpointError, match="another evaluation is writing to"):
-        evaluate(data, HttpBackend("http://127.0.0.1:9"), tmp_path, RunOptions(progress=False))
+    with exclusive(tmp_path), pytest.raises(CheckpointError, match="another job is writing to"):
+        evaluate(data, HttpRunner("http://127.0.0.1:9"), tmp_path, RunOptions(progress=False))
 
 
 # --------------------------------------------------------------------------- scoring
@@ -304,9 +333,9 @@ def translator(fixture_model: Path):
     return Translator(fixture_model, Engine(warmup=False))
 
 
-def local(fixture_model: Path, inner, fail_on_call: int | None = None) -> tuple[LocalBackend, CountingTranslator]:
+def local(fixture_model: Path, inner, fail_on_call: int | None = None) -> tuple[LocalRunner, CountingTranslator]:
     counting = CountingTranslator(inner, fail_on_call)
-    return LocalBackend(fixture_model, translator=counting), counting
+    return LocalRunner(fixture_model, translator=counting), counting
 
 
 # One direction per BLEU tokenizer (char, zh, 13a) plus both ways of a non-English pair; the e2e test
@@ -317,7 +346,10 @@ EXACT_DIRECTIONS = ["en-ja", "en-zh", "zh-en", "de-fr", "fr-de"]
 def test_in_process_scores_the_fixture_exactly_100(fixture_model, translator, tmp_path):
     backend, counting = local(fixture_model, translator)
     data = load_eval_data(FLORES, EXACT_DIRECTIONS)
-    report = evaluate(data, backend, tmp_path, RunOptions(chunk_size=64, records_per_request=4, progress=False))
+    # One chunk at a time, so engine calls can be counted; by default chunks of several directions
+    # are in flight together and share engine calls.
+    options = RunOptions(chunk_size=64, records_per_request=4, chunks_in_flight=1, progress=False)
+    report = evaluate(data, backend, tmp_path, options)
     assert {name: (d["bleu"], d["chrf"]) for name, d in report["directions"].items()} == {
         name: (100.0, 100.0) for name in EXACT_DIRECTIONS
     }
@@ -339,7 +371,7 @@ def test_in_process_scores_the_fixture_exactly_100(fixture_model, translator, tm
 
 def test_killed_run_resumes_without_redoing_finished_chunks(fixture_model, translator, tmp_path):
     data = load_eval_data(JSONL, ["en-fr", "fr-en"])
-    options = RunOptions(chunk_size=4, records_per_request=2, progress=False)
+    options = RunOptions(chunk_size=4, records_per_request=2, chunks_in_flight=1, progress=False)
 
     clean, _ = local(fixture_model, translator)
     expected = evaluate(data, clean, tmp_path / "clean", options)
@@ -389,7 +421,7 @@ def test_unsupported_language_fails_before_translating(fixture_model, translator
         tmp_path / "t.jsonl", json.dumps({"src_lang": "en", "tgt_lang": "xx", "source": "Hi.", "reference": "x"}) + "\n"
     )
     backend, counting = local(fixture_model, translator)
-    with pytest.raises(BackendError, match=r"does not support direction\(s\) en-xx \(unknown: xx\)"):
+    with pytest.raises(RunnerError, match=r"does not support direction\(s\) en-xx \(unknown: xx\)"):
         evaluate(load_eval_data(path), backend, tmp_path / "out", RunOptions(progress=False))
     assert counting.calls == 0
 
@@ -398,7 +430,7 @@ def test_cli_rerun_of_a_finished_run_only_prints_the_report(fixture_model, trans
     backend, _ = local(fixture_model, translator)
     options = RunOptions(chunk_size=256, records_per_request=8, progress=False)
     first = evaluate(load_eval_data(FLORES, ["en-ja", "zh-en"]), backend, tmp_path, options)
-    # The CLI builds its own LocalBackend, which would load the model only if it had work to do.
+    # The CLI builds its own LocalRunner, which would load the model only if it had work to do.
     code = main(
         ["--data", str(FLORES), "--model", str(fixture_model), "--output", str(tmp_path)]
         + ["--directions", "en-ja,zh-en", "--no-progress"]
@@ -429,10 +461,11 @@ def test_http_backend_retries_429_and_503_and_runs_requests_concurrently(tmp_pat
         for d in data.directions.values()
         for src, ref in zip(d.sources, d.references, strict=True)
     }
-    state = {"posts": 0, "in_flight": 0, "max_in_flight": 0}
+    state = {"posts": 0, "in_flight": 0, "max_in_flight": 0, "priorities": set()}
 
     async def translation(request: web.Request) -> web.Response:
         state["posts"] += 1
+        state["priorities"].add(request.headers.get("Priority"))
         if state["posts"] == 1:
             return web.json_response({"error": "overloaded"}, status=503, headers={"Retry-After": "0"})
         if state["posts"] == 2:
@@ -457,9 +490,9 @@ def test_http_backend_retries_429_and_503_and_runs_requests_concurrently(tmp_pat
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         try:
-            backend = HttpBackend(f"http://127.0.0.1:{port}/", concurrency=3, backoff_s=0.01)
+            backend = HttpRunner(f"http://127.0.0.1:{port}/", concurrency=3, backoff_s=0.01)
             options = RunOptions(chunk_size=15, records_per_request=2, progress=False)
-            report = await evaluate_async(data, backend, tmp_path, options)
+            report = await asyncio.to_thread(evaluate, data, backend, tmp_path, options)
             assert backend.retries == 2
             return report
         finally:
@@ -469,6 +502,7 @@ def test_http_backend_retries_429_and_503_and_runs_requests_concurrently(tmp_pat
     assert report["average"]["bleu"] == 100.0
     assert report["system"]["url"].endswith(f"{report['system']['url'].rsplit(':', 1)[1]}")
     assert 2 <= state["max_in_flight"] <= 3
+    assert state["priorities"] == {BULK_PRIORITY}  # every request at bulk priority
 
 
 def test_http_backend_does_not_retry_a_client_error(tmp_path):
@@ -488,11 +522,11 @@ def test_http_backend_does_not_retry_a_client_error(tmp_path):
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        backend = HttpBackend(f"http://127.0.0.1:{port}")
+        backend = HttpRunner(f"http://127.0.0.1:{port}")
         await backend.start()
         try:
-            with pytest.raises(BackendError, match=r"answered 400: payload.toLang: unsupported language code 'xx'"):
-                await backend.translate(Direction("en", "xx"), ["Hi."])
+            with pytest.raises(RequestRejected, match=r"answered 400: payload.toLang: unsupported language code 'xx'"):
+                await backend.translate("en", "xx", ["Hi."])
             # /languages is not routed here: the run goes on without the up-front check.
             assert await backend.languages() is None
         finally:

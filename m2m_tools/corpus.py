@@ -1,0 +1,188 @@
+"""What `m2m-translate` reads and writes: JSONL, plain text, or a folder of such files.
+
+* **JSONL** (``.jsonl``, ``.ndjson``): one JSON object a line, ``{"id", "text"}`` plus optional
+  ``fromLang`` / ``toLang`` that override ``--from`` / ``--to`` for that line. Written back as
+  ``{"id", "text"}`` in the same order; a rejected line as ``{"id", "text": null, "error"}``.
+  Blank lines are not records and are not written back.
+* **plain text** (anything else): one segment a line; a record's id is its line number (from 1).
+  Written back line for line; a rejected line as an empty line (its reason is in the rejects file).
+* **a folder**: every file in it and below (hidden ones excepted), each in its own format, written
+  to the same relative path under the output folder.
+
+Lines are split on ``\\n`` only (``\\r\\n`` endings are accepted): a U+2028 or form feed inside a
+segment must not shift every later line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer
+from m2m_tools.jobs.job import Entry, Invalid, Item
+
+JSONL = "jsonl"
+TEXT = "text"
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_READ_BLOCK = 1024 * 1024
+
+
+class CorpusError(ValueError):
+    """The input cannot be read as asked (missing, not UTF-8, output in the way)."""
+
+
+def detect_format(path: Path, forced: str | None = None) -> str:
+    if forced:
+        return forced
+    return JSONL if path.suffix.lower() in JSONL_SUFFIXES else TEXT
+
+
+@dataclass
+class FileUnit:
+    """One input file: a unit of the job, and where its translation goes."""
+
+    path: Path
+    output: Path
+    format: str
+    name: str  # relative path for a folder's files, the file name otherwise
+    source: str | None
+    target: str | None
+    size: int = 0
+    key: str = ""
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # One pass over the bytes: the content hash for the checkpoint key, and the record count.
+        hasher = hashlib.sha256()
+        size = 0
+        for _, line in self._lines():
+            hasher.update(line.encode("utf-8"))
+            hasher.update(b"\n")
+            if self.format == TEXT or line.strip():
+                size += 1
+        self.size = size
+        settings = {"format": self.format, "from": self.source, "to": self.target}
+        self.key = hashlib.sha256(json.dumps([hasher.hexdigest(), settings], sort_keys=True).encode()).hexdigest()
+
+    def _lines(self) -> Iterator[tuple[int, str]]:
+        """(line number, text without its line end), lazily."""
+        try:
+            with self.path.open(encoding="utf-8-sig", newline="") as handle:
+                number, pending = 0, ""
+                for block in iter(lambda: handle.read(_READ_BLOCK), ""):
+                    parts = (pending + block).split("\n")
+                    pending = parts.pop()
+                    for part in parts:
+                        number += 1
+                        yield number, part.removesuffix("\r")
+                if pending:
+                    yield number + 1, pending.removesuffix("\r")
+        except UnicodeDecodeError as exc:
+            raise CorpusError(f"{self.path}: not UTF-8 ({exc})") from exc
+        except OSError as exc:
+            raise CorpusError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+
+    def records(self) -> Iterator[tuple[int, Any, Entry]]:
+        """(line number, id, entry) for every record, in order."""
+        for number, line in self._lines():
+            if self.format == TEXT:
+                yield number, number, Item(line, self.source, self.target)
+            elif line.strip():
+                record_id, entry = self._parse(line, number)
+                yield number, record_id, entry
+
+    def entries(self) -> Iterator[Entry]:
+        for _, _, entry in self.records():
+            yield entry
+
+    def _parse(self, line: str, number: int) -> tuple[Any, Entry]:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return None, Invalid(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+        if not isinstance(row, dict):
+            return None, Invalid(f"line {number}: expected a JSON object with 'id' and 'text'")
+        record_id = row.get("id")
+        if "id" not in row:
+            return None, Invalid(f"line {number}: missing field 'id'")
+        if not isinstance(row.get("text"), str):
+            return record_id, Invalid(f"line {number}: field 'text' must be a string")
+        languages = []
+        for name, default in (("fromLang", self.source), ("toLang", self.target)):
+            value = row.get(name, default)
+            if value is not None and not isinstance(value, str):
+                return record_id, Invalid(f"line {number}: field {name!r} must be a string")
+            languages.append(value)
+        return record_id, Item(row["text"], languages[0], languages[1])
+
+    # ------------------------------------------------------------------ output
+
+    def write_output(self, log: ChunkLog, done: Done) -> None:
+        """The translated file, written atomically, and this file's rejects collected."""
+        rejected: list[dict[str, Any]] = []
+        chunks = log.read(done)
+        chunk = next(chunks, None)
+        with atomic_writer(self.output) as out:
+            for index, (number, record_id, entry) in enumerate(self.records()):
+                while chunk is not None and index >= chunk.stop:
+                    chunk = next(chunks, None)
+                if chunk is None or index < chunk.start:
+                    raise AssertionError(f"{self.name}: record {index} is in no finished chunk")
+                text = chunk.texts[index - chunk.start]
+                reason = chunk.rejects.get(index - chunk.start)
+                if reason is not None:
+                    rejected.append({"file": self.name, "line": number, "id": record_id, "reason": reason})
+                self._write_line(out, record_id, text, reason, entry)
+        self.rejected = rejected
+
+    def _write_line(self, out: IO[str], record_id: Any, text: str | None, reason: str | None, entry: Entry) -> None:
+        if self.format == TEXT:
+            # A line-aligned file cannot hold a line break; translations of one line have none,
+            # but a model could emit one, and it would shift every later line.
+            out.write((text or "").replace("\r", " ").replace("\n", " ") + "\n")
+        elif reason is not None:
+            out.write(json.dumps({"id": record_id, "text": None, "error": reason}, ensure_ascii=False) + "\n")
+        else:
+            out.write(json.dumps({"id": record_id, "text": text}, ensure_ascii=False) + "\n")
+
+
+def plan_units(
+    input_path: Path, output: Path, *, source: str | None, target: str | None, forced_format: str | None
+) -> list[FileUnit]:
+    """The job's files: the input file, or every file under the input folder."""
+    if input_path.is_file():
+        if output.is_dir():
+            raise CorpusError(f"--output {output} is a folder; the input {input_path} is a file")
+        files = [(input_path, output, input_path.name)]
+    elif input_path.is_dir():
+        if output.exists() and not output.is_dir():
+            raise CorpusError(f"--output {output} is a file; the input {input_path} is a folder")
+        found = sorted(
+            p
+            for p in input_path.rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(input_path).parts)
+        )
+        if not found:
+            raise CorpusError(f"{input_path}: the folder holds no file to translate")
+        files = [(p, output / p.relative_to(input_path), p.relative_to(input_path).as_posix()) for p in found]
+    else:
+        raise CorpusError(f"{input_path}: no such file or folder")
+    if any(path.resolve() == out.resolve() for path, out, _ in files):
+        raise CorpusError(f"--output {output} would overwrite the input")
+    return [FileUnit(path, out, detect_format(path, forced_format), name, source, target) for path, out, name in files]
+
+
+def write_rejects(path: Path, units: list[FileUnit]) -> int:
+    """All rejected records, in input order, atomically; no file (and no stale one) when there are none."""
+    rejected = [row for unit in units for row in unit.rejected]
+    if not rejected:
+        path.unlink(missing_ok=True)
+        return 0
+    with atomic_writer(path) as out:
+        for row in rejected:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(rejected)

@@ -1,0 +1,1 @@
+"""The job runner: chunks, checkpoints, runners over HTTP or in-process, progress."""

@@ -1,0 +1,171 @@
+"""End to end: `m2m-translate` (the installed console script, run from outside the repository)
+through the session's real `bentoml serve` and in-process, killed with SIGKILL and resumed.
+
+The input is the fixture corpus's sentences, repeated with distinct ids, in every language pair of
+the corpus (fromLang/toLang per line): the fixture reproduces its corpus exactly, so every
+translation is known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixture.build import load_corpus, sentence_pairs
+from tests.conftest import ROOT
+from translator import limits
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+SCRIPTS = Path(sys.executable).parent
+RECORDS = 400
+
+
+def script(name: str) -> str:
+    path = SCRIPTS / name
+    assert path.is_file(), f"{path} is missing: `make setup` installs the project (pip install -e .)"
+    return str(path)
+
+
+def corpus_job(path: Path, repeat_to: int = RECORDS) -> list[dict[str, Any]]:
+    """A JSONL input of ``repeat_to`` records plus the expected output line of each."""
+    pairs = sentence_pairs(load_corpus())
+    rows, expected = [], []
+    for i in range(repeat_to):
+        source, target, text, translation = pairs[i % len(pairs)]
+        rows.append({"id": f"doc-{i}", "text": text, "fromLang": source, "toLang": target})
+        expected.append({"id": f"doc-{i}", "text": translation})
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return expected
+
+
+def translate(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BENTOML_CONFIG")}
+    return subprocess.run(
+        [script("m2m-translate"), *args, "--no-progress"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def checkpoint_lines(output: Path, name: str) -> list[dict[str, Any]]:
+    path = output.with_name(output.name + ".m2m-job") / f"{name}.chunks.jsonl"
+    if not path.exists():
+        return []
+    complete = path.read_bytes().rsplit(b"\n", 1)[0]
+    return [json.loads(line) for line in complete.split(b"\n")[1:] if line]
+
+
+def test_through_the_server_and_in_process_the_files_are_identical(server, fixture_model, tmp_path):
+    work = tmp_path / "outside-the-repository"
+    work.mkdir()
+    assert ROOT not in work.parents
+    expected = corpus_job(work / "corpus.jsonl")
+    # Two records that cannot be translated, amid the others: too long, and an unknown language.
+    with (work / "corpus.jsonl").open("a", encoding="utf-8") as handle:
+        too_long = "x" * (limits.MAX_CHARS_PER_RECORD + 1)
+        handle.write(json.dumps({"id": "too-long", "text": too_long, "fromLang": "en", "toLang": "fr"}) + "\n")
+        handle.write(json.dumps({"id": "klingon", "text": "Hello.", "fromLang": "en", "toLang": "tlh"}) + "\n")
+    tuning = ["--chunk-size", "64", "--records-per-request", "4", "--concurrency", "16"]
+
+    http = translate(["corpus.jsonl", "--output", "http.jsonl", "--url", server.url, *tuning], work)
+    local = translate(["corpus.jsonl", "--output", "local.jsonl", "--model", str(fixture_model), *tuning], work)
+    for done in (http, local):
+        assert done.returncode == 1, done.stderr  # records were rejected
+        assert f"{RECORDS + 2} records" in done.stderr and "2 rejected" in done.stderr, done.stderr
+
+    assert (work / "http.jsonl").read_bytes() == (work / "local.jsonl").read_bytes()
+    out = read_jsonl(work / "http.jsonl")
+    assert out[:RECORDS] == expected  # every id once, in order, exact
+    assert [(r["id"], r["text"]) for r in out[RECORDS:]] == [("too-long", None), ("klingon", None)]
+    rejects = read_jsonl(work / "http.jsonl.rejects.jsonl")
+    assert rejects == read_jsonl(work / "local.jsonl.rejects.jsonl")
+    assert [(r["line"], r["id"]) for r in rejects] == [(RECORDS + 1, "too-long"), (RECORDS + 2, "klingon")]
+    assert "exceeds the limit of 20000 (got 20001)" in rejects[0]["reason"]
+    assert "unsupported language code 'tlh'" in rejects[1]["reason"]
+
+    # Plain text, ids = line numbers: the translations back, line for line.
+    en_ja = [(text, ja) for src, tgt, text, ja in sentence_pairs(load_corpus()) if (src, tgt) == ("en", "ja")] * 3
+    (work / "en.txt").write_text("".join(f"{text}\n" for text, _ in en_ja), encoding="utf-8")
+    done = translate(["en.txt", "--output", "ja.txt", "--url", server.url, "--from", "en", "--to", "ja"], work)
+    assert done.returncode == 0, done.stderr
+    assert (work / "ja.txt").read_text(encoding="utf-8") == "".join(f"{ja}\n" for _, ja in en_ja)
+    assert not (work / "ja.txt.rejects.jsonl").exists()
+
+
+def test_killed_with_sigkill_and_resumed_redoes_only_the_chunks_in_flight(server, tmp_path):
+    work = tmp_path / "job"
+    work.mkdir()
+    expected = corpus_job(work / "corpus.jsonl")
+    chunk_size, in_flight = 16, 2
+    args = ["corpus.jsonl", "--output", "out.jsonl", "--url", server.url, "--no-progress"]
+    args += ["--chunk-size", str(chunk_size), "--chunks-in-flight", str(in_flight), "--records-per-request", "4"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    process = subprocess.Popen(
+        [script("m2m-translate"), *args], cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while sum(1 for line in checkpoint_lines(work / "out.jsonl", "corpus.jsonl") if "texts" in line) < 2:
+            assert process.poll() is None, f"finished before the kill: {process.stderr.read()!r}"  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "no chunk finished in time"
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)  # no cleanup, no flush: as the OOM killer or a node loss
+        process.wait(30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+    assert not (work / "out.jsonl").exists(), "an output file was written before the job finished"
+    before = checkpoint_lines(work / "out.jsonl", "corpus.jsonl")
+    finished_before = {line["start"] for line in before if "texts" in line}
+    [first_run] = {line["run"] for line in before if "started" in line}
+    started_before = {line["started"] for line in before if "started" in line}
+    in_flight_at_kill = started_before - finished_before
+    assert 0 < len(finished_before) < RECORDS // chunk_size, "the kill did not land mid-run"
+    assert len(in_flight_at_kill) <= in_flight
+
+    done = subprocess.run(
+        [script("m2m-translate"), *args], cwd=work, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert read_jsonl(work / "out.jsonl") == expected  # every id exactly once, in order, exact
+    after = checkpoint_lines(work / "out.jsonl", "corpus.jsonl")
+    second = [line for line in after[len(before) :] if line["run"] != first_run]
+    assert len(second) == len(after) - len(before)  # the first run wrote nothing after the kill
+    redone = {line["start"] for line in second if "texts" in line}
+    # Nothing finished before the kill was translated again; of what the first run had started,
+    # only the chunks in flight at the kill were.
+    assert not redone & finished_before
+    assert redone & started_before <= in_flight_at_kill
+    assert finished_before | redone == set(range(0, RECORDS, chunk_size))
+    assert f"{len(finished_before) * chunk_size} already done" in done.stderr, done.stderr
+
+    # Finished: the same command again translates nothing (no chunk even started) and writes the
+    # same file.
+    checkpoint = work / "out.jsonl.m2m-job" / "corpus.jsonl.chunks.jsonl"
+    state = checkpoint.read_bytes()
+    output = (work / "out.jsonl").read_bytes()
+    again = subprocess.run(
+        [script("m2m-translate"), *args], cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert again.returncode == 0, again.stderr
+    assert checkpoint.read_bytes() == state
+    assert (work / "out.jsonl").read_bytes() == output
+    assert f"{RECORDS} already done, 0 translated now" in again.stderr

@@ -1,0 +1,181 @@
+"""m2m-translate (m2m_tools.bulk) in-process with the fixture model: formats, folders, rejects, resume.
+
+Through a real server, and killed with SIGKILL, in tests/e2e/test_bulk.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from fixture.build import load_corpus, sentence_pairs
+from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, main
+from m2m_tools.corpus import FileUnit, plan_units
+from m2m_tools.jobs.job import Invalid, Item, Options, run_job
+from m2m_tools.jobs.runners import HttpRunner
+from translator import limits
+
+PAIRS = sentence_pairs(load_corpus())
+EN_FR = [(text, fr) for src, tgt, text, fr in PAIRS if (src, tgt) == ("en", "fr")]
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").split("\n")
+
+
+def jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def run(*args: str | Path) -> int:
+    return main([str(a) for a in args] + ["--no-progress"])
+
+
+def test_text_file_line_for_line(fixture_model, tmp_path, capsys):
+    # CRLF line ends and a blank line are records too: every input line has its output line.
+    source = tmp_path / "in.txt"
+    source.write_bytes(("\r\n".join([EN_FR[0][0], "", EN_FR[1][0]]) + "\r\n").encode())
+    assert run(source, "--output", tmp_path / "out.txt", "--model", fixture_model, "--from", "en", "--to", "fr") == 0
+    assert lines(tmp_path / "out.txt") == [EN_FR[0][1], "", EN_FR[1][1], ""]
+    assert "3 records (0 already done, 3 translated now), 2 sentences" in capsys.readouterr().err
+
+
+def test_jsonl_with_per_line_languages_and_every_kind_of_reject(fixture_model, tmp_path, capsys):
+    ja = next((text, out) for src, tgt, text, out in PAIRS if (src, tgt) == ("en", "ja"))
+    rows = [
+        json.dumps({"id": 1, "text": EN_FR[0][0]}),  # --from/--to
+        json.dumps({"id": "b", "text": ja[0], "toLang": "ja"}),  # its own target
+        "",  # not a record
+        json.dumps({"id": "long", "text": "x" * (limits.MAX_CHARS_PER_RECORD + 1)}),
+        "{broken",
+        json.dumps({"id": "nolang", "text": "Hi.", "fromLang": None}),
+        json.dumps({"id": "xx", "text": "Hi.", "fromLang": "xx"}),
+        json.dumps({"text": "no id"}),
+        json.dumps({"id": "notarget", "text": "Hi.", "toLang": None}),
+        json.dumps({"id": "last", "text": EN_FR[2][0]}),
+    ]
+    (tmp_path / "in.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    code = run(tmp_path / "in.jsonl", "--output", output, "--model", fixture_model, "--from", "en", "--to", "fr")
+    assert code == EXIT_REJECTS
+    out = jsonl(output)
+    # Every record, in order; blank lines are not records.
+    assert [r["id"] for r in out] == [1, "b", "long", None, "nolang", "xx", None, "notarget", "last"]
+    assert (out[0], out[1], out[-1]) == (
+        {"id": 1, "text": EN_FR[0][1]},
+        {"id": "b", "text": ja[1]},
+        {"id": "last", "text": EN_FR[2][1]},
+    )
+    rejects = jsonl(tmp_path / "out.jsonl.rejects.jsonl")
+    assert {r["line"]: r["reason"] for r in rejects} == {
+        4: "text: length in characters exceeds the limit of 20000 (got 20001)",
+        5: "line 5: not valid JSON (Expecting property name enclosed in double quotes at column 2)",
+        6: "no source language: give fromLang on the line, or --from for the whole job",
+        7: "fromLang: unsupported language code 'xx'; GET /languages lists the supported codes",
+        8: "line 8: missing field 'id'",
+        9: "no target language: give toLang on the line, or --to for the whole job",
+    }
+    # The output carries the same reasons, on the records' own lines.
+    assert [(r["id"], r["error"]) for r in out if "error" in r] == [(r["id"], r["reason"]) for r in rejects]
+    assert all(r["text"] is None for r in out if "error" in r)
+    assert "9 records" in capsys.readouterr().err
+
+
+def test_a_folder_is_translated_file_by_file(fixture_model, tmp_path):
+    source = tmp_path / "in"
+    (source / "sub").mkdir(parents=True)
+    (source / "a.txt").write_text(f"{EN_FR[0][0]}\n{EN_FR[1][0]}\n", encoding="utf-8")
+    (source / "sub" / "b.jsonl").write_text(json.dumps({"id": "x", "text": EN_FR[2][0]}) + "\n", encoding="utf-8")
+    (source / ".hidden").write_text("ignored\n", encoding="utf-8")
+    (source / "empty.txt").write_text("", encoding="utf-8")
+    out = tmp_path / "out"
+    assert run(source, "--output", out, "--model", fixture_model, "--from", "en", "--to", "fr") == EXIT_OK
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "a.txt",
+        "empty.txt",
+        "sub/b.jsonl",
+    ]
+    assert lines(out / "a.txt") == [EN_FR[0][1], EN_FR[1][1], ""]
+    assert jsonl(out / "sub" / "b.jsonl") == [{"id": "x", "text": EN_FR[2][1]}]
+    assert (out / "empty.txt").read_text() == ""
+    assert not (tmp_path / "out.rejects.jsonl").exists()
+
+
+def test_bad_invocations_exit_2(fixture_model, tmp_path, capsys):
+    assert run(tmp_path / "nope.txt", "--output", tmp_path / "o.txt", "--model", fixture_model) == EXIT_BAD_INPUT
+    assert "no such file or folder" in capsys.readouterr().err
+    (tmp_path / "in.txt").write_text("Hi.\n", encoding="utf-8")
+    assert run(tmp_path / "in.txt", "--output", tmp_path / "in.txt", "--model", fixture_model) == EXIT_BAD_INPUT
+    assert "would overwrite the input" in capsys.readouterr().err
+    assert run(tmp_path / "in.txt", "--output", tmp_path / "o.txt", "--model", tmp_path / "none") == EXIT_BAD_INPUT
+
+
+def test_units_key_on_content_and_settings(tmp_path):
+    (tmp_path / "a.txt").write_text("One.\nTwo.\n", encoding="utf-8")
+    [unit] = plan_units(tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format=None)
+    assert (unit.size, list(unit.entries())) == (2, [Item("One.", "en", "fr"), Item("Two.", "en", "fr")])
+    other_target = FileUnit(unit.path, unit.output, unit.format, unit.name, "en", "de")
+    (tmp_path / "a.txt").write_text("One.\nTwo!\n", encoding="utf-8")
+    other_text = FileUnit(unit.path, unit.output, unit.format, unit.name, "en", "fr")
+    assert len({unit.key, other_target.key, other_text.key}) == 3
+    [as_jsonl] = plan_units(tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format="jsonl")
+    assert isinstance(next(as_jsonl.entries()), Invalid)
+
+
+def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
+    """A 4xx for a request of several records: each is sent again alone, only the culprit is rejected."""
+    from aiohttp import web
+
+    posts: list[int] = []
+
+    async def translation(request: web.Request) -> web.Response:
+        records = (await request.json())["payload"]["records"]
+        posts.append(len(records))
+        if any(r["text"] == "poison" for r in records):
+            return web.json_response({"error": "payload.records.0.text: something the server refuses"}, status=422)
+        return web.json_response({"result": [{"id": r["id"], "text": r["text"].upper()} for r in records]})
+
+    async def scenario() -> None:
+        app = web.Application()
+        app.add_routes([web.post("/translation", translation)])
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        try:
+            (tmp_path / "in.txt").write_text("a\nb\npoison\nc\n", encoding="utf-8")
+            units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            http = HttpRunner(f"http://127.0.0.1:{port}", concurrency=2)
+            options = Options(chunk_size=4, records_per_request=4, progress=False)
+
+            def written(state):
+                state.unit.write_output(state.log, state.done)
+
+            summary = await asyncio.to_thread(run_job, units, http, tmp_path / "state", options, on_unit_done=written)
+            assert summary.rejects == 1
+            assert units[0].rejected == [
+                {
+                    "file": "in.txt",
+                    "line": 3,
+                    "id": 3,
+                    "reason": f"POST http://127.0.0.1:{port}/translation answered 422: "
+                    "payload.records.0.text: something the server refuses",
+                }
+            ]
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(scenario())
+    assert posts[0] == 4 and sorted(posts[1:]) == [1, 1, 1, 1]
+    assert lines(tmp_path / "out.txt") == ["A", "B", "", "C", ""]
+
+
+@pytest.mark.parametrize(("concurrency", "expected"), [(1, 2), (32, 2), (64, 3), (100, 5)])
+def test_enough_chunks_in_flight_to_keep_the_requests_going(concurrency, expected):
+    # 256-record chunks at 8 records a request are 32 requests: one chunk more than the
+    # concurrency needs, so a chunk finishing never leaves the runner idle.
+    assert Options(chunk_size=256, records_per_request=8).in_flight(concurrency) == expected
