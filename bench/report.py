@@ -184,6 +184,15 @@ def _scenario_checks(
         check("bulk / offline sentences/s ≥ 0.8", _ratio(bulk["sentences_per_s"], offline_rate), 0.8, True, where)
         both = bulk["sentences_per_s"] + interactive["sentences_per_s"]
         check("(bulk + interactive) / offline sentences/s ≥ 0.8", _ratio(both, offline_rate), 0.8, True, where)
+    repeated = _find(rows, "service", scenario="repeated")
+    if repeated is not None:
+        check(
+            "repeated text (cache): service / offline sentences/s (no target: what the cache buys)",
+            _ratio(repeated["sentences_per_s"], offline_rate),
+            None,
+            True,
+            f"{repeated['concurrency']} one-record clients cycling over the corpus",
+        )
     overload = _find(rows, "service", scenario="overload")
     if overload is not None:
         where = f"open loop at {_fmt(overload.get('offered_requests_per_s'))} requests/s"

@@ -61,8 +61,10 @@ def _systems(text: str) -> list[str]:
 
 # mixed-priority: 8 interactive one-record clients beside 32 bulk sixteen-record clients.
 # overload: one-record requests sent open-loop at --overload-factor times the measured capacity.
-SCENARIOS = ("mixed-priority", "overload")
+# repeated: 32 one-record clients cycling over the corpus's sentences (after one pass, all cached).
+SCENARIOS = ("mixed-priority", "overload", "repeated")
 MIXED_INTERACTIVE, MIXED_BULK, MIXED_BULK_RECORDS = 8, 32, 16
+TARGET_CLIENTS = 32
 BULK_HEADERS = {"Priority": "u=7"}
 
 
@@ -427,6 +429,13 @@ def run_server_points(
             return
         if "mixed-priority" in args.scenarios:
             rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer))
+        if "repeated" in args.scenarios:
+            stream = workload.repeated_requests()
+            if args.warmup > 0:
+                loadgen.warm_up(server.url, stream, TARGET_CLIENTS, args.warmup)
+            with _Point(server, sampler) as point:
+                result = loadgen.measure(server.url, stream, TARGET_CLIENTS, 1, args.duration)
+            rows.append(_row(server, point, result, settings, tokenizer, scenario="repeated"))
         if "overload" in args.scenarios:
             # Capacity: the offline limit at a full batch if it was measured, else the best closed
             # loop of this run.

@@ -73,6 +73,15 @@ def requests(records: int) -> Iterator[Request]:
         yield Request(pair[0], pair[1], texts)
 
 
+def repeated_requests() -> Iterator[Request]:
+    """One-record requests cycling over the corpus's sentences as they are: after the first pass
+    every one has been translated before (catalogues, UI strings, retries). What the cache buys."""
+    items = corpus()
+    while True:
+        for src, tgt, text in items:
+            yield Request(src, tgt, (text,))
+
+
 def sentences() -> Iterator[tuple[str, str, str]]:
     """The one-record stream as (source, target, text): what the offline limit translates."""
     for request in requests(1):

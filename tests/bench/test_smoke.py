@@ -65,7 +65,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory, fixture_model: Path) -> tupl
         "--baseline-workers",
         "1",
         "--scenarios",
-        "mixed-priority,overload",
+        "mixed-priority,overload,repeated",
         "--name",
         "smoke",
         "--output",
@@ -101,7 +101,12 @@ def test_one_row_per_point_with_every_key(smoke):
     for row in rows:
         assert ROW_KEYS <= set(row), ROW_KEYS - set(row)
     scenarios = sorted((r["scenario"], r["priority"] or "") for r in rows if r["scenario"] is not None)
-    assert scenarios == [("mixed-priority", "bulk"), ("mixed-priority", "interactive"), ("overload", "")]
+    assert scenarios == [
+        ("mixed-priority", "bulk"),
+        ("mixed-priority", "interactive"),
+        ("overload", ""),
+        ("repeated", ""),
+    ]
 
 
 def test_overload_answers_or_refuses_every_request_with_a_retry_after(smoke):
