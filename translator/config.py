@@ -77,7 +77,7 @@ class Engine:
 @dataclass(frozen=True)
 class Admission:
     # Requests in flight on the HTTP service (all workers together) before new ones get 429.
-    # Enforced by translator.edge rather than BentoML's `traffic.max_concurrency`, whose 429 has no
+    # Enforced by translator.middleware rather than BentoML's `traffic.max_concurrency`, whose 429 has no
     # Retry-After and comes from a middleware outside any the service can add.
     max_concurrency: int = 256
 
@@ -127,7 +127,7 @@ def load_settings(path: Path | None = None) -> Settings:
     if admission.max_concurrency < 1:
         raise ConfigError(f"{path}: {api_where}.admission.max_concurrency must be >= 1")
     if "max_concurrency" in (api.get("traffic") or {}):
-        # BentoML would enforce it before our edge sees the request: 429s without Retry-After.
+        # BentoML would enforce it before our middleware sees the request: 429s without Retry-After.
         raise ConfigError(
             f"{path}: services.{API_SERVICE}.traffic.max_concurrency is not used here; "
             f"set {api_where}.admission.max_concurrency instead"

@@ -578,7 +578,7 @@ def test_total_characters_over_the_request_limit_is_413(server):
         ("application/json; charset=utf-16", 200),  # the charset is not looked at: JSON is UTF-8
         ("APPLICATION/JSON", 200),
         ("application/vnd.api+json", 200),
-        ("text/plain", 200),  # what curl sends with -d; accepted on purpose (translator/edge.py)
+        ("text/plain", 200),  # what curl sends with -d; accepted on purpose (translator/middleware.py)
         (None, 200),
     ],
 )
@@ -599,7 +599,7 @@ def test_content_types(server, content_type, status):
 )
 def test_content_type_header_that_is_not_utf8(server, content_type, status):
     # BentoML's access log decodes this header as UTF-8 and raises on the last body message; the
-    # client must still get the whole answer (see _send_json in translator/edge.py).
+    # client must still get the whole answer (see _send_json in translator/middleware.py).
     data = json.dumps({"payload": CONTRACT}).encode()
     headers = [(b"Content-Type", content_type), (b"Content-Length", str(len(data)).encode())]
     got, response_headers, body = raw_http(server, http_request("POST", "/translation", headers, data))

@@ -1,4 +1,4 @@
-"""The HTTP edge of the public service: what BentoML does not do for us.
+"""ASGI middleware of the public service: what BentoML does not do for us.
 
 - a request-body byte limit (BentoML reads any body whole into memory);
 - error bodies as JSON objects that name the problem: BentoML answers its own 4xx with a JSON

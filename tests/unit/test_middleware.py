@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from translator.edge import EdgeMiddleware, error_body
+from translator.middleware import EdgeMiddleware, error_body
 
 
 def test_bentoml_list_body_becomes_an_object():
