@@ -31,9 +31,10 @@ import psutil
 import requests
 import yaml
 
-from bench import checkpoint, loadgen, report, servers, workload
+from bench import checkpoint, report, servers, workload
 from bench.memory import MemorySampler
-from bench.tokens import generated_tokens, tokens_exact
+from bench.tokens import generated_tokens, outputs_path, tokens_exact, write_outputs
+from tests.harness import Server, histogram_totals, register, run_load, start_server
 from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, Settings, load_settings
 
 logger = logging.getLogger("bench")
@@ -248,37 +249,39 @@ def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: floa
     }
 
 
-def server_stats(server: servers.Server) -> tuple[float, float]:
+def server_stats(server: Server) -> tuple[float, float]:
     """(pieces, model calls) so far, as the server counts them."""
     if server.name == "service":
-        text = requests.get(f"{server.url}/metrics", timeout=30).text
-        return loadgen.histogram_totals(text, "translation_batch_pieces")
+        return histogram_totals(server.metrics(), "translation_batch_pieces")
     stats = requests.get(f"{server.url}/stats", timeout=30).json()
     return float(stats["pieces"]), float(stats["calls"])
 
 
 def run_point(
-    server: servers.Server,
+    server: Server,
     sampler: MemorySampler,
     concurrency: int,
     records: int,
     args: argparse.Namespace,
     settings: Settings,
     tokenizer: Any,
+    log_dir: Path,
 ) -> dict:
-    stream = workload.requests(records)
+    stream = (request.job() for request in workload.requests(records))
     if args.warmup > 0:
-        loadgen.warm_up(server.url, stream, concurrency, args.warmup)
+        # The same closed loop, not measured; returns when the requests in flight are answered.
+        run_load(server.url, stream, concurrency, args.warmup)
     pieces_before, calls_before = server_stats(server)
     sampler.reset()
     me = psutil.Process()
     cpu_before = sum(me.cpu_times()[:2])
-    result = loadgen.measure(server.url, stream, concurrency, records, args.duration)
+    result = run_load(server.url, stream, concurrency, args.duration)
     cpu_s = sum(me.cpu_times()[:2]) - cpu_before
     peak = sampler.peak()
     pieces_after, calls_after = server_stats(server)
     calls = calls_after - calls_before
     tokens = generated_tokens(tokenizer, result.texts, settings.generation)
+    write_outputs(outputs_path(log_dir, server.name, concurrency, records, None), result.texts)
     row = {
         "system": server.name,
         "concurrency": concurrency,
@@ -286,7 +289,7 @@ def run_point(
         "batch_size": None,
         "requests": result.requests,
         "failed_requests": result.failed,
-        "outcomes": dict(result.outcomes),
+        "outcomes": dict(result.kinds),
         "sentences": result.sentences,
         "seconds": round(result.seconds, 3),
         "sentences_per_s": result.sentences / result.seconds,
@@ -315,14 +318,16 @@ def run_point(
 
 
 def run_server_points(
-    server: servers.Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
+    server: Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:
     with MemorySampler(server.pid) as sampler:
         idle = sampler.peak()
         meta.setdefault("idle_memory", {})[server.name] = idle.as_row()
         for records in args.records:
             for concurrency in args.concurrency:
-                rows.append(run_point(server, sampler, concurrency, records, args, settings, tokenizer))
+                rows.append(
+                    run_point(server, sampler, concurrency, records, args, settings, tokenizer, Path(meta["log_dir"]))
+                )
 
 
 # --------------------------------------------------------------------------- main
@@ -421,10 +426,10 @@ def run_systems(
             meta["one_model_process_rss_mb"] = full["peak_rss_mb"]
 
     if "service" in args.systems:
-        tag = servers.register(model_id, args.home)
+        tag = register(model_id, args.home)
         meta["service_model_tag"] = tag
         logger.info("starting the service (%s)", tag)
-        server = servers.start_service(args.home, tag, config_path, log_dir)
+        server = start_server(args.home, tag, log_dir / "service.log", config_path)
         try:
             run_server_points(server, args, settings, tokenizer, meta, rows)
         finally:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
 
+from tests.harness import corpus_documents, histogram_buckets
 from translator import limits
-from translator.fixture import load_corpus
 
 pytestmark = pytest.mark.e2e
 
@@ -34,11 +33,7 @@ def request_for(src, tgt, records):
 
 def documents():
     """Each corpus document in both directions, as (src, tgt, source text, expected text)."""
-    out = []
-    for doc in load_corpus():
-        out.append((doc["src_lang"], doc["tgt_lang"], " ".join(doc["source"]), " ".join(doc["target"])))
-        out.append((doc["tgt_lang"], doc["src_lang"], " ".join(doc["target"]), " ".join(doc["source"])))
-    return out
+    return [(d.source_lang, d.target_lang, " ".join(d.sources), " ".join(d.targets)) for d in corpus_documents()]
 
 
 def test_contract_example_exact(server):
@@ -72,9 +67,9 @@ def test_concurrent_mixed_pairs_all_exact(server):
 
 
 def test_multi_paragraph_text_keeps_its_layout(server):
-    docs = [d for d in load_corpus() if d["src_lang"] == "en" and d["tgt_lang"] == "fr"][:3]
-    source = "  " + "\n\n".join(" ".join(d["source"]) for d in docs[:2]) + "\n" + "  ".join(docs[2]["source"]) + "\n"
-    expected = "  " + "\n\n".join(" ".join(d["target"]) for d in docs[:2]) + "\n" + "  ".join(docs[2]["target"]) + "\n"
+    docs = [d for d in corpus_documents() if d.pair == ("en", "fr")][:3]
+    source = "  " + "\n\n".join(" ".join(d.sources) for d in docs[:2]) + "\n" + "  ".join(docs[2].sources) + "\n"
+    expected = "  " + "\n\n".join(" ".join(d.targets) for d in docs[:2]) + "\n" + "  ".join(docs[2].targets) + "\n"
     response = post(server, request_for("en", "fr", [("doc", source)]))
     assert response.json() == {"result": [{"id": "doc", "text": expected}]}
 
@@ -104,15 +99,9 @@ def test_languages_endpoint(server):
 
 def batch_size_observations(metrics: str, metric: str = "adaptive_batch_size") -> dict[float, float]:
     """Cumulative bucket counts of a batch size histogram of the engine, summed over label sets."""
-    buckets: dict[float, float] = {}
-    for line in metrics.splitlines():
-        if line.startswith("#") or f"{metric}_bucket" not in line:
-            continue
-        if metric == "adaptive_batch_size" and 'method_name="translate"' not in line:
-            continue
-        le = re.search(r'le="([^"]+)"', line).group(1)
-        buckets[float(le)] = buckets.get(float(le), 0.0) + float(line.rsplit(" ", 1)[1])
-    return buckets
+    if metric == "adaptive_batch_size":
+        return histogram_buckets(metrics, metric, method_name="translate")
+    return histogram_buckets(metrics, metric)
 
 
 def largest_batch_seen(metrics: str, metric: str = "adaptive_batch_size") -> float:
@@ -207,3 +196,4 @@ def test_no_request_above_produced_a_500(server):
     # BentoML's own /readyz answers 500 while starting; only the API's answers count here.
     answers = [line for line in server.log().splitlines() if "path=/translation" in line]
     assert answers and not [line for line in answers if "status=500" in line]
+
