@@ -50,3 +50,16 @@ def server(bentoml_home: Path, model_tag: str, tmp_path_factory: pytest.TempPath
     yield srv
     srv.stop()
 
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Tests marked `gpu` run where CUDA is, and are skipped (saying so) everywhere else.
+    gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu_tests:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA (marked gpu); torch sees no CUDA device here")
+    for item in gpu_tests:
+        item.add_marker(skip)
