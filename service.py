@@ -17,9 +17,9 @@ from pydantic import Field
 
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.dispatch import install as install_refill_pause
-from translator.middleware import EdgeMiddleware, languages_app
 from translator.errors import TranslationError, TranslationFailed, Unavailable, http_response
 from translator.health import EngineGate
+from translator.middleware import EdgeMiddleware, languages_app
 from translator.pipeline import translate_payload
 from translator.schemas import EXAMPLE_PAYLOAD, Payload, Piece, PieceResult, TranslationResult
 from translator.warmup import warm_dispatcher
