@@ -362,12 +362,13 @@ async def _send(session: aiohttp.ClientSession, url: str, item: Job) -> Outcome:
 
 def samples(exposition: str, name: str) -> list[tuple[dict[str, str], float]]:
     """(labels, value) of every sample called `name` (e.g. `translation_batch_pieces_sum`) in a
-    Prometheus text exposition, read with prometheus_client's parser."""
+    Prometheus text exposition, read with prometheus_client's parser. BentoML prefixes some of its
+    own metrics with a namespace (`bentoml_service_`...): `name` matches with or without one."""
     return [
         (dict(sample.labels), float(sample.value))
         for family in text_string_to_metric_families(exposition)
         for sample in family.samples
-        if sample.name == name
+        if sample.name == name or sample.name.endswith(f"_{name}")
     ]
 
 
