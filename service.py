@@ -20,10 +20,10 @@ from translator.admission import SharedInFlight
 from translator.cache import LocalCache, SharedCache, TranslationCache, namespace
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.disconnect import CallerGone, unless_disconnected
-from translator.edge import EdgeMiddleware, languages_app
 from translator.engine_client import EngineClient
 from translator.engine_gate import EngineGate
 from translator.errors import ClientClosed, TranslationError, http_response
+from translator.middleware import EdgeMiddleware, languages_app
 from translator.pipeline import translate_payload
 from translator.request_options import deadline_ms_of, priority_of
 from translator.scheduler import Priority, Refused, Scheduler, SchedulerSettings

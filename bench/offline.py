@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench import workload
-from bench.tokens import generated_tokens
+from bench.tokens import generated_tokens, outputs_path, write_outputs
 from translator.config import load_settings
 from translator.schemas import Piece
 
@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 POOL_BATCHES = 8
 
 
-def run(model_dir: Path, config: Path, batch_size: int, duration_s: float) -> dict:
+def run(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
     import torch
 
     from translator.engine import Translator
@@ -55,6 +55,7 @@ def run(model_dir: Path, config: Path, batch_size: int, duration_s: float) -> di
     times: list[float] = []
     sentences = 0
     tokens = 0
+    texts: list[str] = []
     started = time.perf_counter()
     while time.perf_counter() - started < duration_s:
         for batch in next_batches():
@@ -65,10 +66,13 @@ def run(model_dir: Path, config: Path, batch_size: int, duration_s: float) -> di
             if failed:
                 raise RuntimeError(f"offline translation failed: {failed[0]}")
             sentences += len(batch)
-            tokens += generated_tokens(translator.tokenizer, [r.text or "" for r in results], settings.generation)
+            outputs = [r.text or "" for r in results]
+            texts.extend(outputs)
+            tokens += generated_tokens(translator.tokenizer, outputs, settings.generation)
             if time.perf_counter() - started >= duration_s:
                 break
     elapsed = time.perf_counter() - started
+    write_outputs(outputs_path(log_dir, "offline", None, None, batch_size), texts)
     return {
         "batch_size": batch_size,
         "sentences": sentences,
@@ -89,7 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("usage: python -m bench.offline SPEC.json OUT.json")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-    result = run(Path(spec["model_dir"]), Path(spec["config"]), int(spec["batch_size"]), float(spec["duration_s"]))
+    result = run(
+        Path(spec["model_dir"]),
+        Path(spec["config"]),
+        int(spec["batch_size"]),
+        float(spec["duration_s"]),
+        Path(args[1]).parent,
+    )
     Path(args[1]).write_text(json.dumps(result), encoding="utf-8")
     return 0
 

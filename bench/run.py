@@ -11,6 +11,7 @@ build/bench-logs/<name>/. See bench/README.md.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import copy
 import dataclasses
 import json
@@ -31,9 +32,19 @@ import psutil
 import requests
 import yaml
 
-from bench import checkpoint, loadgen, report, servers, workload
+from bench import checkpoint, report, servers, workload
 from bench.memory import MemorySampler
-from bench.tokens import generated_tokens, tokens_exact
+from bench.tokens import generated_tokens, outputs_path, tokens_exact, write_outputs
+from tests.harness import (
+    LoadResult,
+    Server,
+    closed_loop,
+    histogram_totals,
+    open_loop,
+    register,
+    run_load,
+    start_server,
+)
 from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, Settings, load_settings
 
 logger = logging.getLogger("bench")
@@ -281,36 +292,38 @@ def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: floa
     }
 
 
-def server_stats(server: servers.Server) -> tuple[float, float]:
+def server_stats(server: Server) -> tuple[float, float]:
     """(pieces, model calls) so far, as the server counts them."""
     if server.name == "service":
-        text = requests.get(f"{server.url}/metrics", timeout=30).text
-        return loadgen.histogram_totals(text, "translation_batch_pieces")
+        return histogram_totals(server.metrics(), "translation_batch_pieces")
     stats = requests.get(f"{server.url}/stats", timeout=30).json()
     return float(stats["pieces"]), float(stats["calls"])
 
 
 def run_point(
-    server: servers.Server,
+    server: Server,
     sampler: MemorySampler,
     concurrency: int,
     records: int,
     args: argparse.Namespace,
     settings: Settings,
     tokenizer: Any,
+    log_dir: Path,
 ) -> dict:
-    stream = workload.requests(records)
+    stream = (request.job() for request in workload.requests(records))
     if args.warmup > 0:
-        loadgen.warm_up(server.url, stream, concurrency, args.warmup)
+        # The same closed loop, not measured; returns when the requests in flight are answered.
+        run_load(server.url, stream, concurrency, args.warmup)
     with _Point(server, sampler) as point:
-        result = loadgen.measure(server.url, stream, concurrency, records, args.duration)
-    return _row(server, point, result, settings, tokenizer)
+        result = run_load(server.url, stream, concurrency, args.duration)
+    write_outputs(outputs_path(log_dir, server.name, concurrency, records, None), result.texts)
+    return _row(server, point, result, concurrency, records, settings, tokenizer)
 
 
 class _Point:
     """What the server and this process did during one measured point: pieces, calls, CPU, memory."""
 
-    def __init__(self, server: servers.Server, sampler: MemorySampler) -> None:
+    def __init__(self, server: Server, sampler: MemorySampler) -> None:
         self.server = server
         self.sampler = sampler
 
@@ -329,9 +342,11 @@ class _Point:
 
 
 def _row(
-    server: servers.Server,
+    server: Server,
     point: _Point,
-    result: loadgen.LoadResult,
+    result: LoadResult,
+    concurrency: int,
+    records: int,
     settings: Settings,
     tokenizer: Any,
     *,
@@ -339,24 +354,25 @@ def _row(
     scenario: str | None = None,
 ) -> dict:
     tokens = generated_tokens(tokenizer, result.texts, settings.generation)
+    refusals = result.refusals
     row = {
         "system": server.name,
-        "concurrency": result.concurrency,
-        "records_per_request": result.records,
+        "concurrency": concurrency,
+        "records_per_request": records,
         "priority": priority,
         "scenario": scenario,
         "batch_size": None,
         "requests": result.requests,
         "failed_requests": result.failed,
-        "outcomes": dict(result.outcomes),
+        "outcomes": dict(result.kinds),
         "sentences": result.sentences,
         "seconds": round(result.seconds, 3),
         "sentences_per_s": result.sentences / result.seconds,
         "generated_tokens": tokens,
         "generated_tokens_per_s": tokens / result.seconds,
         **latency_fields(result.latencies_s),
-        "refusal_latency_max_s": max(result.refusal_latencies_s, default=None),
-        "refusals_without_retry_after": result.refusals_without_retry_after,
+        "refusal_latency_max_s": max((o.seconds for o in refusals), default=None),
+        "refusals_without_retry_after": sum(not o.headers.get("retry-after", "").isdigit() for o in refusals),
         "mean_batch_size": point.pieces / point.calls if point.calls else None,
         "model_calls": int(point.calls),
         **point.peak.as_row(),
@@ -367,8 +383,8 @@ def _row(
         "%s%s c=%d r=%d: %.2f sentences/s, p50 %.2fs, p99 %.2fs, failed %d/%d, mean batch %s, peak PSS %s MiB",
         server.name,
         f" [{scenario} {priority or ''}]" if scenario else "",
-        result.concurrency,
-        result.records,
+        concurrency,
+        records,
         row["sentences_per_s"],
         row["latency_p50_s"] or float("nan"),
         row["latency_p99_s"] or float("nan"),
@@ -381,26 +397,50 @@ def _row(
 
 
 def run_mixed_priority(
-    server: servers.Server, sampler: MemorySampler, args: argparse.Namespace, settings: Settings, tokenizer: Any
+    server: Server, sampler: MemorySampler, args: argparse.Namespace, settings: Settings, tokenizer: Any
 ) -> list[dict]:
     """Interactive one-record clients beside bulk clients that alone would saturate the model."""
-    interactive = loadgen.Clients(workload.requests(1), MIXED_INTERACTIVE)
-    bulk = loadgen.Clients(workload.requests(MIXED_BULK_RECORDS), MIXED_BULK, headers=BULK_HEADERS)
+    interactive = (r.job() for r in workload.requests(1))
+    bulk = (dataclasses.replace(r.job(), headers=BULK_HEADERS) for r in workload.requests(MIXED_BULK_RECORDS))
+
+    async def both(seconds: float) -> tuple[LoadResult, LoadResult]:
+        return await asyncio.gather(
+            closed_loop(server.url, interactive, MIXED_INTERACTIVE, seconds),
+            closed_loop(server.url, bulk, MIXED_BULK, seconds),
+        )
+
     if args.warmup > 0:
-        loadgen.measure_groups(server.url, [interactive, bulk], args.warmup)
-    interactive.result = loadgen.LoadResult(concurrency=MIXED_INTERACTIVE, records=1)
-    bulk.result = loadgen.LoadResult(concurrency=MIXED_BULK, records=MIXED_BULK_RECORDS)
+        asyncio.run(both(args.warmup))
     with _Point(server, sampler) as point:
-        loadgen.measure_groups(server.url, [interactive, bulk], args.duration)
+        fast, slow = asyncio.run(both(args.duration))
     return [
-        _row(server, point, group.result, settings, tokenizer, priority=name, scenario="mixed-priority")
-        for name, group in (("interactive", interactive), ("bulk", bulk))
-        if group.result is not None
+        _row(
+            server,
+            point,
+            fast,
+            MIXED_INTERACTIVE,
+            1,
+            settings,
+            tokenizer,
+            priority="interactive",
+            scenario="mixed-priority",
+        ),
+        _row(
+            server,
+            point,
+            slow,
+            MIXED_BULK,
+            MIXED_BULK_RECORDS,
+            settings,
+            tokenizer,
+            priority="bulk",
+            scenario="mixed-priority",
+        ),
     ]
 
 
 def run_overload(
-    server: servers.Server,
+    server: Server,
     sampler: MemorySampler,
     args: argparse.Namespace,
     settings: Settings,
@@ -409,33 +449,42 @@ def run_overload(
 ) -> dict:
     """One-record requests at `overload_factor` x capacity (sentences/s), open loop."""
     rate = args.overload_factor * capacity
+    stream = (r.job() for r in workload.requests(1))
     with _Point(server, sampler) as point:
-        result = loadgen.measure_open_loop(server.url, workload.requests(1), rate, 1, args.duration)
-    row = _row(server, point, result, settings, tokenizer, scenario="overload")
+        result = asyncio.run(open_loop(server.url, stream, rate, args.duration))
+    row = _row(server, point, result, 0, 1, settings, tokenizer, scenario="overload")
     row["offered_requests_per_s"] = rate
     return row
 
 
+def run_repeated(
+    server: Server, sampler: MemorySampler, args: argparse.Namespace, settings: Settings, tokenizer: Any
+) -> dict:
+    stream = (r.job() for r in workload.repeated_requests())
+    if args.warmup > 0:
+        run_load(server.url, stream, TARGET_CLIENTS, args.warmup)
+    with _Point(server, sampler) as point:
+        result = run_load(server.url, stream, TARGET_CLIENTS, args.duration)
+    return _row(server, point, result, TARGET_CLIENTS, 1, settings, tokenizer, scenario="repeated")
+
+
 def run_server_points(
-    server: servers.Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
+    server: Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:
     with MemorySampler(server.pid) as sampler:
         idle = sampler.peak()
         meta.setdefault("idle_memory", {})[server.name] = idle.as_row()
         for records in [] if args.scenarios_only else args.records:
             for concurrency in args.concurrency:
-                rows.append(run_point(server, sampler, concurrency, records, args, settings, tokenizer))
+                rows.append(
+                    run_point(server, sampler, concurrency, records, args, settings, tokenizer, Path(meta["log_dir"]))
+                )
         if server.name != "service":
             return
         if "mixed-priority" in args.scenarios:
             rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer))
         if "repeated" in args.scenarios:
-            stream = workload.repeated_requests()
-            if args.warmup > 0:
-                loadgen.warm_up(server.url, stream, TARGET_CLIENTS, args.warmup)
-            with _Point(server, sampler) as point:
-                result = loadgen.measure(server.url, stream, TARGET_CLIENTS, 1, args.duration)
-            rows.append(_row(server, point, result, settings, tokenizer, scenario="repeated"))
+            rows.append(run_repeated(server, sampler, args, settings, tokenizer))
         if "overload" in args.scenarios:
             # Capacity: the offline limit at a full batch if it was measured, else the best closed
             # loop of this run.
@@ -544,10 +593,10 @@ def run_systems(
             meta["one_model_process_rss_mb"] = full["peak_rss_mb"]
 
     if "service" in args.systems:
-        tag = servers.register(model_id, args.home)
+        tag = register(model_id, args.home)
         meta["service_model_tag"] = tag
         logger.info("starting the service (%s)", tag)
-        server = servers.start_service(args.home, tag, config_path, log_dir)
+        server = start_server(args.home, tag, log_dir / "service.log", config_path)
         try:
             run_server_points(server, args, settings, tokenizer, meta, rows)
         finally:

@@ -16,7 +16,7 @@ least-squares slope over the post-warm-up samples. Output: bench/results/soak-<n
 from __future__ import annotations
 
 import argparse
-import asyncio
+import itertools
 import json
 import platform
 import random
@@ -25,16 +25,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import psutil
 import yaml
 
-from bench import memory, servers
-from fixture.build import build_fixture, load_corpus
+from bench import memory
+from tests.harness import Job, corpus_documents, job, register, run_load, start_server
+from fixture.build import build_fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 # Growth allowed beyond the warm-up level before the soak fails: small, since a leak of even a few
@@ -42,91 +41,33 @@ ROOT = Path(__file__).resolve().parent.parent
 GROWTH_LIMIT_MB = 64.0
 
 
-def workload(seed: int) -> list[tuple[dict, dict]]:
-    """A deterministic shuffled mix of (request body, exact expected answer)."""
+def workload(seed: int, check: bool) -> list[Job]:
+    """A deterministic shuffled mix of requests, each with its exact expected answer when `check`."""
     rng = random.Random(seed)
-    docs = []
-    for doc in load_corpus():
-        docs.append((doc["src_lang"], doc["tgt_lang"], doc["source"], doc["target"]))
-        docs.append((doc["tgt_lang"], doc["src_lang"], doc["target"], doc["source"]))
-    out: list[tuple[dict, dict]] = []
+    docs = corpus_documents()
+    out: list[Job] = []
     for n in range(600):
-        src, tgt, sources, targets = rng.choice(docs)
-        same = [d for d in docs if d[:2] == (src, tgt)]
+        doc = rng.choice(docs)
+        same = [d for d in docs if d.pair == doc.pair]
         kind = n % 6
         if kind < 3:  # one sentence, one record
-            i = rng.randrange(len(sources))
-            records = [(sources[i], targets[i])]
+            i = rng.randrange(len(doc.sources))
+            records = [(doc.sources[i], doc.targets[i])]
         elif kind < 5:  # sixteen records
             records = []
             for _ in range(16):
-                _, _, s, t = rng.choice(same)
-                i = rng.randrange(len(s))
-                records.append((s[i], t[i]))
+                other = rng.choice(same)
+                i = rng.randrange(len(other.sources))
+                records.append((other.sources[i], other.targets[i]))
         else:  # long texts: whole documents as paragraphs
             chosen = [rng.choice(same) for _ in range(3)]
             records = [
-                ("\n\n".join(" ".join(d[2]) for d in chosen), "\n\n".join(" ".join(d[3]) for d in chosen)),
-                (" ".join(chosen[0][2]), " ".join(chosen[0][3])),
+                ("\n\n".join(" ".join(d.sources) for d in chosen), "\n\n".join(" ".join(d.targets) for d in chosen)),
+                (" ".join(chosen[0].sources), " ".join(chosen[0].targets)),
             ]
-        body = {
-            "payload": {
-                "fromLang": src,
-                "toLang": tgt,
-                "records": [{"id": f"{n}-{k}", "text": s} for k, (s, _) in enumerate(records)],
-            }
-        }
-        expected = {"result": [{"id": f"{n}-{k}", "text": t} for k, (_, t) in enumerate(records)]}
-        out.append((body, expected))
+        sources, targets = zip(*records, strict=True)
+        out.append(job(doc.source_lang, doc.target_lang, sources, targets if check else None, prefix=f"{n}-"))
     return out
-
-
-class Tally:
-    def __init__(self) -> None:
-        self.statuses: Counter[str] = Counter()
-        self.latencies: list[float] = []
-        self.records = 0
-        self.examples: list[str] = []
-
-    def add(self, outcome: str, seconds: float, records: int, detail: str = "") -> None:
-        self.statuses[outcome] += 1
-        self.latencies.append(seconds)
-        if outcome == "ok":
-            self.records += records
-        elif len(self.examples) < 5:
-            self.examples.append(f"{outcome}: {detail[:300]}")
-
-
-async def load(url: str, items: list[tuple[dict, dict]], concurrency: int, until: float, tally: Tally, check: bool):
-    timeout = aiohttp.ClientTimeout(total=600)
-    counter = iter(range(10**12))
-    async with aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=0)) as session:
-
-        async def user() -> None:
-            while time.monotonic() < until:
-                body, expected = items[next(counter) % len(items)]
-                started = time.monotonic()
-                try:
-                    async with session.post(f"{url}/translation", json=body) as response:
-                        text = await response.text()
-                        status = response.status
-                except (aiohttp.ClientError, TimeoutError) as exc:
-                    tally.add("transport", time.monotonic() - started, 0, repr(exc))
-                    continue
-                seconds = time.monotonic() - started
-                if status != 200:
-                    tally.add(f"http_{status}", seconds, 0, text)
-                    continue
-                data = json.loads(text)
-                ids = [r["id"] for r in data.get("result", [])]
-                if ids != [r["id"] for r in expected["result"]]:
-                    tally.add("ids_wrong", seconds, 0, text)
-                elif check and data != expected:
-                    tally.add("text_wrong", seconds, 0, text)
-                else:
-                    tally.add("ok", seconds, len(ids))
-
-        await asyncio.gather(*(user() for _ in range(concurrency)))
 
 
 def tree_pss_mb(root: int) -> float:
@@ -194,18 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     home.mkdir(parents=True, exist_ok=True)
     check = args.model_id is None
     model = args.model_id or str(build_fixture(ROOT / "build" / "fixture-model"))
-    tag = servers.register(model, home)
+    tag = register(model, home)
     config = work / "bentoconfiguration.yaml"
     config.write_text(yaml.safe_dump(yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())))
-    server = servers.start_service(home, tag, config, work / "logs")
+    server = start_server(home, tag, work / "logs" / "service.log", config)
     sys.stdout.write(f"soak: {tag} at {server.url}, {args.minutes} min at concurrency {args.concurrency}\n")
     sys.stdout.flush()
 
     samples: list[tuple[float, float]] = []
     by_role: list[tuple[float, dict[str, float]]] = []
-    tally = Tally()
     started = time.monotonic()
-    until = started + args.minutes * 60
     stop = threading.Event()
 
     def sampler() -> None:
@@ -219,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     thread = threading.Thread(target=sampler, daemon=True)
     thread.start()
     try:
-        asyncio.run(load(server.url, workload(1), args.concurrency, until, tally, check))
+        load = run_load(server.url, itertools.cycle(workload(1, check)), args.concurrency, args.minutes * 60)
     finally:
         stop.set()
         thread.join(10)
@@ -232,19 +171,20 @@ def main(argv: list[str] | None = None) -> int:
     baseline_mb = after[0][1]
     tail = [m for t, m in samples if t >= samples[-1][0] * 0.9]
     growth_mb = statistics.fmean(tail) - baseline_mb
-    lost = sum(n for outcome, n in tally.statuses.items() if outcome != "ok")
+    lost = load.failed
+    latencies = sorted(load.latencies_s)
     result: dict[str, Any] = {
         "name": args.name,
         "model": model,
         "minutes": round((samples[-1][0]) / 60, 2),
         "concurrency": args.concurrency,
-        "requests": sum(tally.statuses.values()),
-        "records_answered": tally.records,
-        "outcomes": dict(tally.statuses),
+        "requests": load.requests,
+        "records_answered": load.sentences,
+        "outcomes": dict(load.kinds),
         "failed_requests": lost,
-        "failure_examples": tally.examples,
-        "p50_s": round(statistics.median(tally.latencies), 3) if tally.latencies else None,
-        "p99_s": round(sorted(tally.latencies)[int(0.99 * (len(tally.latencies) - 1))], 3) if tally.latencies else None,
+        "failure_examples": [o.detail() for o in load.outcomes if not o.ok][:5],
+        "p50_s": round(statistics.median(latencies), 3) if latencies else None,
+        "p99_s": round(latencies[int(0.99 * (len(latencies) - 1))], 3) if latencies else None,
         "pss_mb_end_of_warmup": round(baseline_mb, 1),
         "pss_mb_peak": round(max(m for _, m in samples), 1),
         "pss_mb_last_tenth": round(statistics.fmean(tail), 1),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from translator.config import Generation
@@ -18,3 +20,17 @@ def generated_tokens(tokenizer: Any, texts: Sequence[str], generation: Generatio
 
 def tokens_exact(generation: Generation) -> bool:
     return bool(generation.forced_new_tokens)
+
+
+def write_outputs(path: Path, texts: Iterable[str]) -> None:
+    """Every output text of a point, one JSON string per line: what the token counts can be checked
+    against, independently of how they were computed (tests/bench/test_smoke.py)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for text in texts:
+            out.write(json.dumps(text, ensure_ascii=False) + "\n")
+
+
+def outputs_path(log_dir: Path, system: str, concurrency: int | None, records: int | None, batch: int | None) -> Path:
+    point = f"b{batch}" if batch is not None else f"c{concurrency}-r{records}"
+    return log_dir / f"outputs-{system}-{point}.jsonl"

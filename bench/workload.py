@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fixture.build import load_corpus, sentence_pairs
+from tests.harness import Job, corpus_sentences, job
 from translator import limits
 from translator.segment import split_text
 
@@ -26,19 +26,14 @@ class Request:
     target: str
     texts: tuple[str, ...]
 
-    def body(self) -> dict:
-        return {
-            "payload": {
-                "fromLang": self.source,
-                "toLang": self.target,
-                "records": [{"id": str(i), "text": text} for i, text in enumerate(self.texts)],
-            }
-        }
+    def job(self) -> Job:
+        """The request, ids "0", "1", ...; the texts are not checked (random weights)."""
+        return job(self.source, self.target, self.texts)
 
 
 def corpus() -> list[tuple[str, str, str]]:
     """(source, target, text) for every corpus sentence in both directions, in a seeded mixed order."""
-    items = [(src, tgt, text) for src, tgt, text, _ in sentence_pairs(load_corpus())]
+    items = [(src, tgt, text) for src, tgt, text, _ in corpus_sentences()]
     random.Random(SEED).shuffle(items)
     return items
 

@@ -1,22 +1,28 @@
 """Runtime settings, read from one YAML file: `bentoconfiguration.yaml`, or the file that
 `BENTOML_CONFIG` names (the Kubernetes deployment mounts one from a ConfigMap).
 
-BentoML 1.4 reads `services.<Name>.{http,workers,traffic,...}` from the same file itself, but
-validates and then ignores `services.<Name>.batching` for new-style services: batching knobs are
-only read from the `@bentoml.api` decorator. `service.py` therefore passes what this module reads
-into the decorators, so that the file is the single source of truth for both.
+BentoML 1.4 reads `services.<Name>.{http,workers,traffic,...}` from the same file itself, and
+validates and then ignores `services.<Name>.batching`: our engine's own scheduler reads it from
+here, as it reads `services.<Name>.translation`, so the file is the single source of truth.
+
+The sections are pydantic dataclasses: strict types, positive numbers, fixed choices and no unknown
+keys, so that a bad file stops the start with a message naming the key (a typo or a 0 would
+otherwise surface later as a crash-looping engine). They stay dataclasses so that
+`dataclasses.replace` (which re-validates) and `dataclasses.asdict` keep working for their users.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
+import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.dataclasses import dataclass
 
 CONFIG_ENV = "BENTOML_CONFIG"
 MODEL_ENV = "TRANSLATOR_MODEL"
@@ -35,72 +41,85 @@ DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "bentoconfigurati
 # `@bentoml.service(...)` unchanged.
 _SERVICE_KEYS = ("http", "workers", "threads", "traffic", "runner_connection", "resources", "metrics", "logging")
 
+_SECTION = ConfigDict(extra="forbid")
+
+# Strict fields: `2.5` is not a beam count and the string "yes" is not a boolean (YAML's own `yes`
+# is). An integer is accepted where a float is expected.
+Positive = Annotated[int, Field(gt=0, strict=True)]
+NonNegative = Annotated[int, Field(ge=0, strict=True)]
+PositiveFloat = Annotated[float, Field(gt=0, strict=True)]
+NonNegativeFloat = Annotated[float, Field(ge=0, strict=True)]
+Flag = Annotated[bool, Field(strict=True)]
+# BentoML's own schema for `workers`: a positive count, or one per CPU the process may use.
+Workers = Positive | Literal["cpu_count"]
+
 
 class ConfigError(ValueError):
     """The configuration file is missing, unreadable or holds an invalid value."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class Batching:
-    max_batch_size: int = 32
-    max_latency_ms: int = 60_000
+    # Read by the engine's scheduler. One piece per batch would defeat the service's point.
+    max_batch_size: Annotated[int, Field(ge=2, strict=True)] = 32
+    max_latency_ms: Positive = 60_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class Generation:
     """Generation policy. `None` means: take the value from the checkpoint's generation config."""
 
-    num_beams: int | None = None
-    length_penalty: float | None = None
-    no_repeat_ngram_size: int | None = None
+    num_beams: Positive | None = None
+    length_penalty: Annotated[float, Field(strict=True)] | None = None
+    no_repeat_ngram_size: NonNegative | None = None
     # The output budget grows with the input (ratio * source tokens + margin) so that a long
     # sentence is never cut; the checkpoint's fixed `max_length` (200 for m2m100) is not used.
-    max_length_ratio: float = 3.0
-    max_length_margin: int = 16
+    max_length_ratio: PositiveFloat = 3.0
+    max_length_margin: NonNegative = 16
     # For benchmarks with random weights: every output gets exactly this many tokens (end of
     # sentence suppressed until then), so the work per sentence is known. Null in production.
-    forced_new_tokens: int | None = None
+    forced_new_tokens: Positive | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class Engine:
     # Padded source tokens times beams allowed in one `generate` call: bounds activation memory
     # whatever the mix of short and long sentences in a batch.
-    max_batch_tokens: int = 8192
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    dtype: str = "auto"  # auto | float32 | float16 | bfloat16
-    torch_threads: int | None = None
+    max_batch_tokens: Positive = 8192
+    device: Annotated[str, Field(pattern=r"^(auto|cpu|cuda(:\d+)?)$", strict=True)] = "auto"
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
+    torch_threads: Positive | None = None
     # One small batch through the model as it loads, so the first real batch does not pay for
-    # lazy initialisation. Readiness waits, in any case, for one batch through the scheduler.
-    warmup: bool = True
+    # lazy initialisation. Readiness waits, in any case, for the scheduler's calibration batches.
+    warmup: Flag = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class Scheduling:
     """The engine's own batch scheduler (translator/scheduler.py)."""
 
     # After each batch, while fewer pieces are queued than it had, wait for the clients it
     # answered to come back, for this fraction of its compute time and at most linger_max_ms.
     # 0 turns the linger off.
-    linger_fraction: float = 0.05
-    linger_max_ms: float = 100.0
+    linger_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.05
+    linger_max_ms: NonNegativeFloat = 100.0
     # Length grouping looks this many batches deep into the queue for pieces of similar length.
-    group_window_batches: int = 4
+    group_window_batches: Positive = 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class Cache:
     """The sentence cache (translator/cache.py)."""
 
     # Translations kept in the engine process (least recently used out); 0 turns it off.
-    size: int = 50_000
+    size: NonNegative = 50_000
     # A Redis or Valkey shared by the replicas, e.g. redis://valkey:6379/0; null: none. Or the
     # name of an environment variable that holds the URL (for one with a password, from a Secret).
-    url: str | None = None
-    url_env: str | None = None
-    ttl_s: int = 604_800
+    url: Annotated[str, Field(pattern=r"^(redis|rediss|unix|valkey|valkeys)://", strict=True)] | None = None
+    url_env: Annotated[str, Field(min_length=1, strict=True)] | None = None
+    ttl_s: Positive = 604_800
     # Every call to the shared cache is bounded by this: it may only ever cost this much.
-    timeout_ms: float = 200.0
+    timeout_ms: PositiveFloat = 200.0
 
     def shared_url(self) -> str | None:
         if self.url_env:
@@ -108,13 +127,13 @@ class Cache:
         return self.url
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_SECTION)
 class Admission:
     # Requests in flight on the HTTP service (all workers together) before new ones get 429.
-    # Enforced by translator.edge rather than BentoML's `traffic.max_concurrency`, whose 429 has no
-    # Retry-After and comes from a middleware outside any the service can add.
-    # Counted across the workers together (translator/admission.py), not split between them.
-    max_concurrency: int = 256
+    # Enforced by translator.middleware rather than BentoML's `traffic.max_concurrency`, whose 429
+    # has no Retry-After and comes from a middleware outside any the service can add. Counted
+    # across the workers together (translator/admission.py), not split between them.
+    max_concurrency: Positive = 256
 
 
 @dataclass(frozen=True)
@@ -130,6 +149,93 @@ class Settings:
     admission: Admission = field(default_factory=Admission)
 
 
+def worker_count(workers: int | str | None) -> int:
+    """The number of processes BentoML starts for a service's `workers` setting."""
+    if workers == "cpu_count":
+        return cpu_count()
+    if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1:
+        return workers
+    if workers is None:
+        return 1
+    raise ConfigError(f"workers must be a positive integer or 'cpu_count', not {workers!r}")
+
+
+def cpu_count(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
+    """CPUs as BentoML 1.4 counts them for `workers: cpu_count`: the cgroup's CPU quota (v1
+    `cpu.cfs_quota_us / cpu.cfs_period_us`, else v2 `cpu.max`) capped at `os.cpu_count()`, rounded
+    down, at least 1. BentoML's function for this is private, so its rule is restated here (a unit
+    test holds the two together)."""
+    quota: float | None = None
+    v1_quota, v1_period = cgroup_root / "cpu" / "cpu.cfs_quota_us", cgroup_root / "cpu" / "cpu.cfs_period_us"
+    try:
+        if v1_quota.exists() and v1_period.exists():
+            quota = int(v1_quota.read_text().strip()) / int(v1_period.read_text().strip())
+        elif (cgroup_root / "cpu.max").exists():
+            limit, period = (cgroup_root / "cpu.max").read_text().split()
+            quota = float(limit) / float(period) if limit.isnumeric() and period.isnumeric() else None
+    except (OSError, ValueError, ZeroDivisionError):
+        quota = None
+    if quota is not None and quota < 0:  # v1 writes -1 for "no limit"
+        quota = None
+    elif quota == 0:
+        quota = 1
+    cpus = float(os.cpu_count() or 1)
+    return max(1, int(min(quota or math.inf, cpus)))
+
+
+class _Loose(BaseModel):
+    # BentoML validates its own keys (http, traffic, resources...) against its schema at start-up.
+    model_config = ConfigDict(extra="allow")
+
+
+class _EngineTranslation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    engine: Engine = Field(default_factory=Engine)
+    generation: Generation = Field(default_factory=Generation)
+    scheduling: Scheduling = Field(default_factory=Scheduling)
+    cache: Cache = Field(default_factory=Cache)
+
+
+class _ApiTranslation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    admission: Admission = Field(default_factory=Admission)
+
+
+class _Service(_Loose):
+    workers: Workers = 1
+    traffic: dict[str, Any] = Field(default_factory=dict)
+
+
+class _ApiService(_Service):
+    translation: _ApiTranslation = Field(default_factory=_ApiTranslation)
+
+    @field_validator("traffic")
+    @classmethod
+    def _no_bentoml_admission(cls, traffic: dict[str, Any]) -> dict[str, Any]:
+        if "max_concurrency" in traffic:
+            # BentoML would enforce it before our middleware sees the request: 429s without Retry-After.
+            raise ValueError(
+                "not used here (BentoML's 429 has no Retry-After); "
+                f"set services.{API_SERVICE}.translation.admission.max_concurrency instead"
+            )
+        return traffic
+
+
+class _EngineService(_Service):
+    batching: Batching = Field(default_factory=Batching)
+    translation: _EngineTranslation = Field(default_factory=_EngineTranslation)
+
+
+class _Services(_Loose):
+    # Literals for mypy; they are API_SERVICE and ENGINE_SERVICE (a unit test holds them together).
+    api: _ApiService = Field(default_factory=_ApiService, alias="Translation")
+    engine: _EngineService = Field(default_factory=_EngineService, alias="TranslationEngine")
+
+
+class _File(_Loose):
+    services: _Services = Field(default_factory=_Services)
+
+
 def config_path() -> Path:
     override = os.environ.get(CONFIG_ENV)
     return Path(override) if override else DEFAULT_CONFIG_PATH
@@ -142,96 +248,83 @@ def model_tag() -> str:
 def load_settings(path: Path | None = None) -> Settings:
     path = path or config_path()
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read configuration file {path}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"configuration file {path} is not valid YAML: {exc}") from exc
+    if raw is None:
+        raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"configuration file {path} must hold a mapping at the top level")
-
-    services = _mapping(raw.get("services"), "services", path)
-    api = _mapping(services.get(API_SERVICE), f"services.{API_SERVICE}", path)
-    engine = _mapping(services.get(ENGINE_SERVICE), f"services.{ENGINE_SERVICE}", path)
-    where = f"services.{ENGINE_SERVICE}.translation"
-    translation = _mapping(engine.get("translation"), where, path)
-    api_where = f"services.{API_SERVICE}.translation"
-    api_translation = _mapping(api.get("translation"), api_where, path)
-    admission = _section(Admission, api_translation.get("admission"), f"{api_where}.admission", path)
-    if admission.max_concurrency < 1:
-        raise ConfigError(f"{path}: {api_where}.admission.max_concurrency must be >= 1")
-    if "max_concurrency" in (api.get("traffic") or {}):
-        # BentoML would enforce it before our edge sees the request: 429s without Retry-After.
-        raise ConfigError(
-            f"{path}: services.{API_SERVICE}.traffic.max_concurrency is not used here; "
-            f"set {api_where}.admission.max_concurrency instead"
-        )
-
-    scheduling = _section(Scheduling, translation.get("scheduling"), f"{where}.scheduling", path)
-    if scheduling.group_window_batches < 1:
-        raise ConfigError(f"{path}: {where}.scheduling.group_window_batches must be >= 1")
-    batching = _section(Batching, engine.get("batching"), f"services.{ENGINE_SERVICE}.batching", path)
-    if batching.max_batch_size < 2:
-        # One piece per batch would defeat the service's point.
-        raise ConfigError(f"{path}: services.{ENGINE_SERVICE}.batching.max_batch_size must be >= 2")
-    if batching.max_latency_ms < 1:
-        raise ConfigError(f"{path}: services.{ENGINE_SERVICE}.batching.max_latency_ms must be >= 1")
-    generation = _section(Generation, translation.get("generation"), f"{where}.generation", path)
-    if generation.forced_new_tokens is not None and generation.forced_new_tokens < 1:
-        raise ConfigError(f"{path}: {where}.generation.forced_new_tokens must be >= 1 or null")
-
+    # An empty section (`TranslationEngine:` with nothing under it) reads as null: the defaults.
+    raw = _nulls_as_empty(raw)
+    try:
+        parsed = _File.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration file {path}:\n{_describe(exc)}") from None
+    services = raw.get("services") or {}
     return Settings(
         path=path,
-        api_service=_service_kwargs(api),
-        engine_service=_service_kwargs(engine),
-        batching=batching,
-        generation=generation,
-        engine=_section(Engine, translation.get("engine"), f"{where}.engine", path),
-        scheduling=scheduling,
-        cache=_section(Cache, translation.get("cache"), f"{where}.cache", path),
-        admission=admission,
+        api_service=_service_kwargs(services.get(API_SERVICE) or {}),
+        engine_service=_service_kwargs(services.get(ENGINE_SERVICE) or {}),
+        batching=parsed.services.engine.batching,
+        generation=parsed.services.engine.translation.generation,
+        engine=parsed.services.engine.translation.engine,
+        scheduling=parsed.services.engine.translation.scheduling,
+        cache=parsed.services.engine.translation.cache,
+        admission=parsed.services.api.translation.admission,
     )
 
 
-def _mapping(value: Any, where: str, path: Path) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"{path}: {where} must be a mapping, not {type(value).__name__}")
-    return value
+_SECTIONS = {
+    (),
+    ("services",),
+    ("services", API_SERVICE),
+    ("services", ENGINE_SERVICE),
+    ("services", API_SERVICE, "translation"),
+    ("services", API_SERVICE, "translation", "admission"),
+    ("services", ENGINE_SERVICE, "batching"),
+    ("services", ENGINE_SERVICE, "translation"),
+    ("services", ENGINE_SERVICE, "translation", "engine"),
+    ("services", ENGINE_SERVICE, "translation", "generation"),
+    ("services", ENGINE_SERVICE, "translation", "scheduling"),
+    ("services", ENGINE_SERVICE, "translation", "cache"),
+}
+
+
+def _nulls_as_empty(raw: dict[str, Any], where: tuple[str, ...] = ()) -> dict[str, Any]:
+    out = dict(raw)
+    for key, value in raw.items():
+        inner = (*where, key)
+        if inner in _SECTIONS:
+            out[key] = {} if value is None else _nulls_as_empty(value, inner) if isinstance(value, dict) else value
+    return out
+
+
+def _describe(exc: ValidationError) -> str:
+    """One line per problem, each naming the key as a dotted path from the top of the file."""
+    problems: dict[str, tuple[list[str], Any]] = {}
+    for error in exc.errors(include_url=False):
+        # Union members add their type names to `loc` ("int", "literal['cpu_count']"): not keys.
+        loc = [str(part) for part in error["loc"] if not (isinstance(part, str) and _is_union_tag(part))]
+        key = ".".join(loc) or "the top level"
+        message = _MESSAGES.get(error["type"], error["msg"].removeprefix("Value error, "))
+        messages, _ = problems.setdefault(key, ([], error["input"]))
+        if message not in messages:
+            # A union reports once per member: one line per key, its alternatives joined.
+            messages.append(message)
+    return "\n".join(f"  {key}: {' or '.join(messages)} (got {given!r})" for key, (messages, given) in problems.items())
+
+
+_MESSAGES = {"extra_forbidden": "unknown key", "unexpected_keyword_argument": "unknown key", "missing": "required"}
+
+
+def _is_union_tag(part: str) -> bool:
+    return part in {"int", "str", "float", "bool", "constrained-int", "constrained-float", "none"} or part.startswith(
+        ("literal[", "function-")
+    )
 
 
 def _service_kwargs(section: dict[str, Any]) -> dict[str, Any]:
     return {key: copy.deepcopy(section[key]) for key in _SERVICE_KEYS if key in section}
-
-
-def _section(cls: type, value: Any, where: str, path: Path) -> Any:
-    values = _mapping(value, where, path)
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in {where}: {', '.join(unknown)}")
-    checked = {name: _coerce(given, known[name].type, f"{where}.{name}", path) for name, given in values.items()}
-    return cls(**checked)
-
-
-def _coerce(value: Any, declared: Any, where: str, path: Path) -> Any:
-    # Field types are strings under `from __future__ import annotations`: "int | None", "float"...
-    declared = str(declared)
-    if value is None:
-        if "None" in declared:
-            return None
-        raise ConfigError(f"{path}: {where} must be set")
-    if "bool" in declared:
-        ok = isinstance(value, bool)
-    elif "float" in declared:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif "int" in declared:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, str)
-    if not ok:
-        raise ConfigError(f"{path}: {where} must be of type {declared}, not {type(value).__name__}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-        raise ConfigError(f"{path}: {where} must not be negative")
-    return float(value) if "float" in declared else value

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-import re
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+import aiohttp
 import pytest
 import requests
 
-from fixture.build import load_corpus
+from tests.harness import corpus_documents, histogram_buckets
 from translator import limits
 
 pytestmark = pytest.mark.e2e
@@ -34,11 +39,7 @@ def request_for(src, tgt, records):
 
 def documents():
     """Each corpus document in both directions, as (src, tgt, source text, expected text)."""
-    out = []
-    for doc in load_corpus():
-        out.append((doc["src_lang"], doc["tgt_lang"], " ".join(doc["source"]), " ".join(doc["target"])))
-        out.append((doc["tgt_lang"], doc["src_lang"], " ".join(doc["target"]), " ".join(doc["source"])))
-    return out
+    return [(d.source_lang, d.target_lang, " ".join(d.sources), " ".join(d.targets)) for d in corpus_documents()]
 
 
 def test_contract_example_exact(server):
@@ -72,9 +73,9 @@ def test_concurrent_mixed_pairs_all_exact(server):
 
 
 def test_multi_paragraph_text_keeps_its_layout(server):
-    docs = [d for d in load_corpus() if d["src_lang"] == "en" and d["tgt_lang"] == "fr"][:3]
-    source = "  " + "\n\n".join(" ".join(d["source"]) for d in docs[:2]) + "\n" + "  ".join(docs[2]["source"]) + "\n"
-    expected = "  " + "\n\n".join(" ".join(d["target"]) for d in docs[:2]) + "\n" + "  ".join(docs[2]["target"]) + "\n"
+    docs = [d for d in corpus_documents() if d.pair == ("en", "fr")][:3]
+    source = "  " + "\n\n".join(" ".join(d.sources) for d in docs[:2]) + "\n" + "  ".join(docs[2].sources) + "\n"
+    expected = "  " + "\n\n".join(" ".join(d.targets) for d in docs[:2]) + "\n" + "  ".join(docs[2].targets) + "\n"
     response = post(server, request_for("en", "fr", [("doc", source)]))
     assert response.json() == {"result": [{"id": "doc", "text": expected}]}
 
@@ -104,13 +105,7 @@ def test_languages_endpoint(server):
 
 def batch_size_observations(metrics: str, metric: str = "translation_batch_pieces") -> dict[float, float]:
     """Cumulative bucket counts of a batch size histogram of the engine, summed over label sets."""
-    buckets: dict[float, float] = {}
-    for line in metrics.splitlines():
-        if line.startswith("#") or f"{metric}_bucket" not in line:
-            continue
-        le = re.search(r'le="([^"]+)"', line).group(1)
-        buckets[float(le)] = buckets.get(float(le), 0.0) + float(line.rsplit(" ", 1)[1])
-    return buckets
+    return histogram_buckets(metrics, metric)
 
 
 def largest_batch_seen(metrics: str, metric: str = "translation_batch_pieces") -> float:
@@ -205,3 +200,73 @@ def test_no_request_above_produced_a_500(server):
     # BentoML's own /readyz answers 500 while starting; only the API's answers count here.
     answers = [line for line in server.log().splitlines() if "path=/translation" in line]
     assert answers and not [line for line in answers if "status=500" in line]
+
+
+# 200,000 short records, about 6 MB: Python's urllib got "Connection reset by peer" instead of the
+# 413, since the server closed while the body was still arriving (translator/middleware.py).
+BIG_BODY = json.dumps(request_for("en", "ja", [(str(i), "a") for i in range(200_000)])).encode()
+REFUSALS = {
+    413: ("application/json", f"exceeds the limit of {limits.MAX_BODY_BYTES}"),
+    415: ("application/xml", "is not supported; send application/json"),
+}
+
+
+def with_urllib(url: str, data: bytes, content_type: str) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": content_type}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def with_requests(url: str, data: bytes, content_type: str) -> tuple[int, bytes]:
+    response = requests.post(url, data=data, headers={"Content-Type": content_type}, timeout=60)
+    return response.status_code, response.content
+
+
+def with_aiohttp(url: str, data: bytes, content_type: str) -> tuple[int, bytes]:
+    async def post() -> tuple[int, bytes]:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
+            async with session.post(url, data=data, headers={"Content-Type": content_type}) as response:
+                return response.status, await response.read()
+
+    return asyncio.run(post())
+
+
+def with_curl(url: str, data: bytes, content_type: str) -> tuple[int, bytes]:
+    with tempfile.NamedTemporaryFile(suffix=".json") as body:
+        body.write(data)
+        body.flush()
+        done = subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "--max-time",
+                "60",
+                "-H",
+                f"Content-Type: {content_type}",
+                "--data-binary",
+                f"@{body.name}",
+                "-w",
+                "\n%{http_code}",
+                url,
+            ],
+            capture_output=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    answer, _, status = done.stdout.rpartition(b"\n")
+    return int(status), answer
+
+
+@pytest.mark.parametrize("status", sorted(REFUSALS))
+@pytest.mark.parametrize("client", [with_urllib, with_requests, with_aiohttp, with_curl], ids=lambda f: f.__name__)
+def test_early_refusals_of_a_big_body_are_readable_by_every_client(server, client, status):
+    assert len(BIG_BODY) > limits.MAX_BODY_BYTES
+    content_type, message = REFUSALS[status]
+    for _ in range(3):  # a reset was not a matter of luck: it happened every time
+        got, answer = client(f"{server.url}/translation", BIG_BODY, content_type)
+        assert got == status, answer[:300]
+        assert message in json.loads(answer)["error"]
+    assert post(server, CONTRACT_REQUEST).json() == CONTRACT_RESPONSE

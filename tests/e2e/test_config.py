@@ -1,13 +1,20 @@
-"""bentoconfiguration.yaml's batching knobs take effect (BentoML 1.4 alone would ignore them)."""
+"""The configuration file against a real `bentoml serve`: its batching knobs take effect (BentoML
+1.4 alone would ignore them), a bad value stops the start with a message naming the key, and
+`workers: cpu_count` starts one API worker per CPU."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
 import pytest
 import requests
 import yaml
 
-from tests.conftest import ROOT, register, start_server
-from tests.e2e.test_api import largest_batch_seen, request_for
+from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE, largest_batch_seen, request_for
+from tests.harness import ROOT, launch_server, register, start_server
+from translator.config import cpu_count
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -36,16 +43,24 @@ def largest_piece_batch(url: str) -> float:
     return largest_batch_seen(metrics, metric="translation_batch_pieces")
 
 
+def config_with(directory: Path, edit: Callable[[dict], object]) -> Path:
+    """The repository's bentoconfiguration.yaml with `edit` applied to its `services`."""
+    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
+    edit(config["services"])
+    path = directory / "bentoconfiguration.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
 @pytest.fixture(scope="module")
 def small_batch_server(fixture_model, tmp_path_factory):
     # A BentoML home of its own: servers sharing one also share (and reset) its Prometheus
     # multiprocess directory, and their metrics would mix.
     home = tmp_path_factory.mktemp("bentoml-home-small")
     tag = register(fixture_model, home)
-    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
-    config["services"]["TranslationEngine"]["batching"]["max_batch_size"] = 2
-    path = tmp_path_factory.mktemp("config") / "bentoconfiguration.yaml"
-    path.write_text(yaml.safe_dump(config))
+    path = config_with(
+        tmp_path_factory.mktemp("config"), lambda s: s["TranslationEngine"]["batching"].update(max_batch_size=2)
+    )
     server = start_server(home, tag, path.parent / "server.log", config=path)
     yield server
     server.stop()
@@ -55,3 +70,35 @@ def test_max_batch_size_from_the_config_file_is_obeyed(small_batch_server, serve
     assert largest_piece_batch(small_batch_server.url) == 2
     # The repository's configuration (max_batch_size 32) hands the model all ten pieces at once.
     assert largest_piece_batch(server.url) >= 10
+
+
+def test_a_bad_value_stops_the_start_with_the_key_named(model_tag, bentoml_home, tmp_path):
+    # Accepted before: the engine then crash-looped on its warm-up batch with a traceback.
+    path = config_with(tmp_path, lambda s: s["TranslationEngine"]["translation"]["engine"].update(max_batch_tokens=0))
+    server = launch_server(bentoml_home, model_tag, tmp_path / "server.log", config=path)
+    try:
+        code = server.process.wait(timeout=120)
+    finally:
+        server.stop()
+    assert code != 0
+    assert (
+        "services.TranslationEngine.translation.engine.max_batch_tokens: Input should be greater than 0" in server.log()
+    ), server.log_tail()
+
+
+def test_workers_cpu_count_starts_one_api_worker_per_cpu(fixture_model, tmp_path_factory):
+    # Crashed the import of service.py before (TypeError in the admission split).
+    home = tmp_path_factory.mktemp("bentoml-home-cpu-count")
+    tag = register(fixture_model, home)
+    directory = tmp_path_factory.mktemp("config-cpu-count")
+    path = config_with(directory, lambda s: s["Translation"].update(workers="cpu_count"))
+    server = start_server(home, tag, directory / "server.log", config=path)
+    try:
+        assert requests.post(f"{server.url}/translation", json=CONTRACT_REQUEST, timeout=120).json() == (
+            CONTRACT_RESPONSE
+        )
+        commands = [" ".join(p.cmdline()) for p in psutil.Process(server.pid).children(recursive=True)]
+        api_workers = [c for c in commands if "--service-name Translation " in c + " "]
+        assert len(api_workers) == cpu_count(), commands
+    finally:
+        server.stop()

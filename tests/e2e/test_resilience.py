@@ -3,13 +3,11 @@
 - sustained load: thousands of requests at high concurrency on the session server, all exact;
 - overload: a burst far beyond a small server's admission and latency limits;
 - the engine process killed: outside a container (respawned) and inside one (the server exits);
-- readiness turns true only after the engine has loaded the model and run one real batch.
+- readiness turns true only after the engine has loaded the model and run its calibration batches.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import random
 import signal
@@ -19,84 +17,41 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import psutil
 import pytest
 import requests
 import yaml
 
-from fixture.build import load_corpus
-from tests.conftest import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
+from tests.harness import ROOT, Job, Server, corpus_sentences, histogram_totals, job, register, run_load, start_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SUSTAINED_REQUESTS = 2000
 SUSTAINED_CONCURRENCY = 64
+# Per request of the background traffic: longer than any answer the tests accept, so that a hang
+# shows up as a timeout raised in the test.
+CLIENT_TIMEOUT_S = 120.0
 
 
-def sentences() -> list[tuple[str, str, str, str]]:
-    """(source language, target language, sentence, expected translation), both directions."""
-    out = []
-    for doc in load_corpus():
-        for src, tgt, sources, targets in (
-            (doc["src_lang"], doc["tgt_lang"], doc["source"], doc["target"]),
-            (doc["tgt_lang"], doc["src_lang"], doc["target"], doc["source"]),
-        ):
-            out.extend((src, tgt, s, t) for s, t in zip(sources, targets, strict=True))
-    return out
-
-
-def request_of(rng: random.Random, pool: list[tuple[str, str, str, str]], records: int) -> tuple[dict, list]:
+def request_of(rng: random.Random, pool: list[tuple[str, str, str, str]], records: int) -> Job:
     first = rng.choice(pool)
     same_pair = [p for p in pool if p[:2] == first[:2]]
     chosen = [first, *(rng.choice(same_pair) for _ in range(records - 1))]
-    body = request_for(first[0], first[1], [(f"r{i}", p[2]) for i, p in enumerate(chosen)])
-    expected = [{"id": f"r{i}", "text": p[3]} for i, p in enumerate(chosen)]
-    return body, expected
-
-
-async def closed_loop(url: str, bodies: list[tuple[dict, list]], concurrency: int) -> list[tuple[int, float, Any]]:
-    """Send every body, `concurrency` at a time; (status, seconds, JSON or text) per request."""
-    queue = list(reversed(bodies))
-    outcomes: list[tuple[int, float, Any]] = []
-    timeout = aiohttp.ClientTimeout(total=300)
-    async with aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=0)) as session:
-
-        async def user() -> None:
-            while queue:
-                body, expected = queue.pop()
-                started = time.monotonic()
-                async with session.post(f"{url}/translation", json=body) as response:
-                    text = await response.text()
-                    headers = response.headers
-                    status = response.status
-                elapsed = time.monotonic() - started
-                try:
-                    data: Any = json.loads(text)
-                except ValueError:
-                    data = text
-                ok = status == 200 and data == {"result": expected}
-                outcomes.append((status if status != 200 or ok else -1, elapsed, (data, dict(headers))))
-
-        await asyncio.gather(*(user() for _ in range(concurrency)))
-    return outcomes
+    return job(first[0], first[1], [p[2] for p in chosen], [p[3] for p in chosen], prefix="r")
 
 
 def test_sustained_load_has_no_500_and_loses_nothing(server: Server) -> None:
     # The dependency client's pool recycling (bentoml-notes) aborted in-flight calls as 500s after
     # every 100 calls; thousands of calls at high concurrency show it stays fixed.
     rng = random.Random(7)
-    pool = sentences()
-    bodies = [request_of(rng, pool, rng.choice((1,) * 7 + (16,))) for _ in range(SUSTAINED_REQUESTS)]
-    started = time.monotonic()
-    outcomes = asyncio.run(closed_loop(server.url, bodies, SUSTAINED_CONCURRENCY))
-    wall = time.monotonic() - started
-    statuses = Counter(status for status, _, _ in outcomes)
-    assert len(outcomes) == SUSTAINED_REQUESTS
-    # -1: a 200 whose records were not exactly the expected ones, in order.
-    assert statuses == {200: SUSTAINED_REQUESTS}, f"statuses {dict(statuses)}; {server.log()[-3000:]}"
-    print(f"\n{SUSTAINED_REQUESTS} requests at concurrency {SUSTAINED_CONCURRENCY}: {wall:.1f}s, all exact")
+    pool = corpus_sentences()
+    jobs = [request_of(rng, pool, rng.choice((1,) * 7 + (16,))) for _ in range(SUSTAINED_REQUESTS)]
+    load = run_load(server.url, jobs, SUSTAINED_CONCURRENCY, timeout=300)
+    assert load.requests == SUSTAINED_REQUESTS
+    # Anything but "ok": not a 200, or records not exactly the expected ones, in order.
+    assert load.kinds == {"ok": SUSTAINED_REQUESTS}, f"{dict(load.kinds)}; {server.log()[-3000:]}"
+    print(f"\n{SUSTAINED_REQUESTS} requests at concurrency {SUSTAINED_CONCURRENCY}: {load.seconds:.1f}s, all exact")
 
 
 @pytest.fixture(scope="module")
@@ -130,23 +85,23 @@ def test_overload_burst_gets_fast_honest_refusals(fixture_model: Path, tmp_path_
     srv = start_server(home, tag, tmp / "server.log", config=config_with(tmp, small))
     try:
         rng = random.Random(11)
-        pool = sentences()
-        burst = [request_of(rng, pool, 16) for _ in range(400)]
-        outcomes = asyncio.run(closed_loop(srv.url, burst, concurrency=400))
-        statuses = Counter(status for status, _, _ in outcomes)
-        assert set(statuses) <= {200, 429, 503}, f"{dict(statuses)}\n{srv.log()[-3000:]}"
-        refused = [o for o in outcomes if o[0] in (429, 503)]
-        assert statuses[200] > 0 and refused, f"the burst did not overload the server: {dict(statuses)}"
-        for status, _, (data, headers) in refused:
+        pool = corpus_sentences()
+        burst = run_load(srv.url, [request_of(rng, pool, 16) for _ in range(400)], concurrency=400, timeout=300)
+        kinds = burst.kinds
+        assert set(kinds) <= {"ok", "HTTP 429", "HTTP 503"}, f"{dict(kinds)}\n{srv.log()[-3000:]}"
+        refused = [o for o in burst.outcomes if o.status in (429, 503)]
+        assert kinds["ok"] > 0 and refused, f"the burst did not overload the server: {dict(kinds)}"
+        for outcome in refused:
+            data = outcome.data
             assert isinstance(data, dict) and isinstance(data.get("error"), str) and data["error"], data
-            assert {k.lower(): v for k, v in headers.items()}.get("retry-after", "").isdigit(), (status, headers)
-        refusal_times = sorted(elapsed for _, elapsed, _ in refused)
+            assert outcome.headers.get("retry-after", "").isdigit(), (outcome.status, outcome.headers)
+        refusal_times = sorted(o.seconds for o in refused)
         assert refusal_times[len(refusal_times) // 2] < 5, f"refusals are slow: median {refusal_times}"
-        assert max(elapsed for _, elapsed, _ in outcomes) < 60
+        assert max(o.seconds for o in burst.outcomes) < 60
         # Once the burst is over, the same server answers normally (at a load it can carry).
-        after = asyncio.run(closed_loop(srv.url, [request_of(rng, pool, 16) for _ in range(20)], concurrency=1))
-        assert Counter(s for s, _, _ in after) == {200: 20}
-        print(f"\nburst of 400 x 16 records: {dict(statuses)}; median refusal {refusal_times[len(refused) // 2]:.3f}s")
+        after = run_load(srv.url, [request_of(rng, pool, 16) for _ in range(20)], concurrency=1)
+        assert after.kinds == {"ok": 20}
+        print(f"\nburst of 400 x 16 records: {dict(kinds)}; median refusal {refusal_times[len(refused) // 2]:.3f}s")
     finally:
         srv.stop()
 
@@ -162,20 +117,23 @@ def warmup_pieces() -> int:
 
 
 def pieces_seen(srv: Server) -> float:
-    for line in srv.metrics().splitlines():
-        if line.startswith("translation_batch_pieces_sum"):
-            return float(line.split()[-1])
-    raise AssertionError("no translation_batch_pieces_sum in /metrics")
+    pieces, batches = histogram_totals(srv.metrics(), "translation_batch_pieces")
+    assert batches > 0, "no translation_batch_pieces in /metrics"
+    return pieces
 
 
 class Traffic:
-    """Requests sent continuously from a few threads, every outcome kept with its time."""
+    """Requests sent continuously from a few threads, every outcome kept with its time.
+
+    What goes wrong in a thread (a timeout, an exception of the client) is raised again in the test
+    when the traffic stops, as is a thread that does not stop: a lost failure would pass the test."""
 
     def __init__(self, url: str, threads: int = 6) -> None:
         self.url = url
         self.outcomes: list[tuple[float, float, int, Any, dict]] = []
+        self.errors: list[BaseException] = []
         self.stop = threading.Event()
-        pool = [s for s in sentences() if s[:2] == ("en", "fr")]
+        pool = [s for s in corpus_sentences() if s[:2] == ("en", "fr")]
         # Several sentences per record: requests span batches and are in flight when the kill comes.
         text = " ".join(p[2] for p in pool[:8])
         self.expected = {"result": [{"id": "1", "text": " ".join(p[3] for p in pool[:8])}]}
@@ -187,21 +145,45 @@ class Traffic:
             thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         self.stop.set()
+        deadline = time.monotonic() + CLIENT_TIMEOUT_S + 10
         for thread in self.threads:
-            thread.join(timeout=60)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if exc_type is not None:
+            return  # the test's own failure comes first
+        if self.errors:
+            raise AssertionError(f"{len(self.errors)} traffic thread(s) failed: {self.errors!r}") from self.errors[0]
+        alive = sum(thread.is_alive() for thread in self.threads)
+        assert not alive, f"{alive} traffic thread(s) still running {CLIENT_TIMEOUT_S + 10:.0f}s after the stop"
 
     def run(self) -> None:
-        while not self.stop.is_set():
-            started = time.monotonic()
-            try:
-                response = requests.post(f"{self.url}/translation", json=self.body, timeout=120)
-                status, data, headers = response.status_code, response.json(), dict(response.headers)
-            except requests.ConnectionError:
-                status, data, headers = 0, None, {}
-                time.sleep(0.2)
-            self.outcomes.append((started, time.monotonic(), status, data, headers))
+        try:
+            while not self.stop.is_set():
+                self.outcomes.append(self.send())
+        except BaseException as exc:
+            self.errors.append(exc)
+
+    def send(self) -> tuple[float, float, int, Any, dict]:
+        started = time.monotonic()
+        try:
+            response = requests.post(f"{self.url}/translation", json=self.body, timeout=CLIENT_TIMEOUT_S)
+        except requests.ConnectionError:
+            time.sleep(0.2)
+            return started, time.monotonic(), 0, None, {}
+        try:
+            data = response.json()
+        except ValueError:
+            data = response.text  # reported by check_outcomes with its status
+        return started, time.monotonic(), response.status_code, data, dict(response.headers)
+
+
+def test_a_failure_in_a_traffic_thread_fails_the_test() -> None:
+    # An URL requests refuses outright: every thread fails at once, and the test must hear of it.
+    with pytest.raises(AssertionError, match="traffic thread\\(s\\) failed: .*InvalidURL"):
+        with Traffic("http://[::1") as traffic:
+            time.sleep(0.2)
+    assert len(traffic.errors) == len(traffic.threads)
 
 
 def check_outcomes(traffic: Traffic, killed_at: float, allow_refused_connections: bool) -> None:
@@ -224,7 +206,7 @@ def test_engine_death_outside_a_container_is_503_then_recovers(fresh_home) -> No
     home, tag = fresh_home
     srv = start_server(home, tag, home / "server-respawn.log")
     try:
-        # Ready means one real batch has been through the scheduler (and the model).
+        # Ready means the calibration batches have been through the scheduler (and the model).
         assert pieces_seen(srv) >= warmup_pieces()
         with Traffic(srv.url) as traffic:
             time.sleep(2)

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from translator.config import (
     API_SERVICE,
@@ -11,8 +14,11 @@ from translator.config import (
     DEFAULT_CONFIG_PATH,
     ENGINE_SERVICE,
     ConfigError,
+    Engine,
     config_path,
+    cpu_count,
     load_settings,
+    worker_count,
 )
 
 
@@ -72,24 +78,159 @@ def test_forced_new_tokens_is_off_in_the_repository_config_and_read_when_set(tmp
     assert settings.generation.forced_new_tokens == 16
 
 
+ENG = f"services.{ENGINE_SERVICE}.translation.engine"
+GEN = f"services.{ENGINE_SERVICE}.translation.generation"
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"services": {ENGINE_SERVICE: {"batching": {"max_batch_size": 1}}}}, "max_batch_size must be >= 2"),
-        (engine({"generation": {"num_beams": 2.5}}), "translation.generation.num_beams must be of type"),
-        (engine({"generation": {"beams": 2}}), "unknown key(s) in services.TranslationEngine.translation.generation"),
-        (engine({"engine": {"warmup": "yes"}}), "translation.engine.warmup must be of type bool"),
-        (engine({"engine": {"max_batch_tokens": -1}}), "must not be negative"),
-        (engine({"generation": {"forced_new_tokens": 0}}), "generation.forced_new_tokens must be >= 1 or null"),
-        ({"services": []}, "services must be a mapping"),
+        (
+            {"services": {ENGINE_SERVICE: {"batching": {"max_batch_size": 1}}}},
+            f"services.{ENGINE_SERVICE}.batching.max_batch_size: Input should be greater than or equal to 2 (got 1)",
+        ),
+        (
+            {"services": {ENGINE_SERVICE: {"batching": {"max_latency_ms": 0}}}},
+            f"services.{ENGINE_SERVICE}.batching.max_latency_ms: Input should be greater than 0",
+        ),
+        # Passed before and crash-looped the engine on its warm-up batch.
+        (
+            engine({"engine": {"max_batch_tokens": 0}}),
+            f"{ENG}.max_batch_tokens: Input should be greater than 0",
+        ),
+        (
+            engine({"engine": {"max_batch_tokens": -1}}),
+            f"{ENG}.max_batch_tokens: Input should be greater than 0",
+        ),
+        (
+            engine({"engine": {"max_batch_tokens": "8192"}}),
+            f"{ENG}.max_batch_tokens: Input should be a valid integer",
+        ),
+        (
+            engine({"engine": {"dtype": "fp16"}}),
+            f"{ENG}.dtype: Input should be 'auto', 'float32', 'float16' or",
+        ),
+        (engine({"engine": {"device": "gpu"}}), f"{ENG}.device: String should match pattern"),
+        (engine({"engine": {"torch_threads": 0}}), f"{ENG}.torch_threads: Input should be greater than 0"),
+        (engine({"engine": {"warmup": "yes"}}), f"{ENG}.warmup: Input should be a valid boolean (got 'yes')"),
+        (
+            engine({"engine": {"refill_pause_fraction": 2}}),
+            f"{ENG}.refill_pause_fraction: Input should be less",
+        ),
+        (engine({"generation": {"num_beams": 2.5}}), f"{GEN}.num_beams: Input should be a valid integer"),
+        (engine({"generation": {"num_beams": 0}}), f"{GEN}.num_beams: Input should be greater than 0"),
+        (
+            engine({"generation": {"max_length_ratio": 0}}),
+            f"{GEN}.max_length_ratio: Input should be greater",
+        ),
+        (
+            engine({"generation": {"forced_new_tokens": 0}}),
+            f"{GEN}.forced_new_tokens: Input should be greater",
+        ),
+        (engine({"generation": {"beams": 2}}), f"{GEN}.beams: unknown key (got 2)"),
+        (engine({"engines": {}}), f"services.{ENGINE_SERVICE}.translation.engines: unknown key"),
+        (engine({"engine": "fast"}), f"{ENG}: Input should be a dictionary"),
+        (
+            {"services": {API_SERVICE: {"translation": {"admission": {"max_concurrency": 0}}}}},
+            f"services.{API_SERVICE}.translation.admission.max_concurrency: Input should be greater than 0",
+        ),
+        (
+            {"services": {API_SERVICE: {"traffic": {"max_concurrency": 8}}}},
+            f"services.{API_SERVICE}.traffic: not used here",
+        ),
+        (
+            {"services": {API_SERVICE: {"workers": "many"}}},
+            f"services.{API_SERVICE}.workers: Input should be a valid integer or Input should be 'cpu_count'",
+        ),
+        (
+            {"services": {API_SERVICE: {"workers": 0}}},
+            f"services.{API_SERVICE}.workers: Input should be greater than 0",
+        ),
+        ({"services": []}, "services: Input should be a valid dictionary"),
     ],
 )
-def test_invalid_values_are_named(tmp_path, data, message):
+def test_invalid_values_are_named_by_their_path_from_the_top(tmp_path, data, message):
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_settings(path)
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
+    data = engine({"engine": {"max_batch_tokens": 0, "dtype": "half"}, "generation": {"num_beams": -2}})
     with pytest.raises(ConfigError) as info:
         load_settings(write(tmp_path, data))
-    assert message in str(info.value)
+    lines = str(info.value).splitlines()[1:]
+    assert sorted(line.split(":")[0].strip() for line in lines) == [
+        f"{ENG}.dtype",
+        f"{ENG}.max_batch_tokens",
+        f"{GEN}.num_beams",
+    ]
+
+
+def test_empty_sections_mean_the_defaults(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(f"services:\n  {ENGINE_SERVICE}:\n    translation:\n      engine:\n", encoding="utf-8")
+    assert load_settings(path).engine == Engine()
+
+
+def test_sections_validate_when_built_in_code_too():
+    # dataclasses.replace re-runs the validation: the benchmark and evaluation derive settings so.
+    with pytest.raises(ValidationError):
+        dataclasses.replace(Engine(), max_batch_tokens=0)
+    with pytest.raises(ValidationError):
+        Engine(dtype="float8")
+    assert dataclasses.replace(Engine(), device="cuda:1", dtype="bfloat16").device == "cuda:1"
+
+
+def test_workers_cpu_count_is_accepted_and_resolved_as_bentoml_does(tmp_path):
+    from bentoml._internal.resource import system_resources
+
+    settings = load_settings(write(tmp_path, {"services": {API_SERVICE: {"workers": "cpu_count"}}}))
+    # Passed on to BentoML unchanged; it starts one worker per CPU.
+    assert settings.api_service["workers"] == "cpu_count"
+    # BentoML's own count (a private function: pinned here so that a BentoML upgrade that changes
+    # the rule fails this test rather than silently splitting admission wrongly).
+    bentoml_count = int(system_resources()["cpu"]) or 1
+    assert worker_count("cpu_count") == cpu_count() == bentoml_count
+    # This crashed the import of service.py with a TypeError before.
+    assert settings.admission.per_worker("cpu_count") == -(-256 // bentoml_count)
+    assert settings.admission.per_worker(3) == 86
+
+
+@pytest.mark.parametrize(
+    ("files", "cpus"),
+    [
+        ({"cpu/cpu.cfs_quota_us": "150000", "cpu/cpu.cfs_period_us": "100000"}, 1),  # v1: 1.5 CPUs
+        ({"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}, None),  # v1: no limit
+        ({"cpu.max": "300000 100000\n"}, 3),  # v2
+        ({"cpu.max": "max 100000\n"}, None),  # v2: no limit
+        ({"cpu.max": "50000 100000\n"}, 1),  # half a CPU: still one worker
+        ({}, None),  # no cgroup files
+    ],
+)
+def test_cpu_count_reads_the_cgroup_quota(tmp_path, monkeypatch, files, cpus):
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cpu_count(tmp_path) == (cpus or 8)
+
+
+def test_worker_count_refuses_nonsense():
+    assert worker_count(None) == 1 and worker_count(4) == 4
+    for bad in (0, -1, "two", True):
+        with pytest.raises(ConfigError, match="workers must be a positive integer or 'cpu_count'"):
+            worker_count(bad)
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read configuration file"):
         load_settings(tmp_path / "nope.yaml")
+
+
+def test_the_service_names_the_file_is_read_by_are_the_services_names():
+    from translator.config import _Services
+
+    assert {field.alias for field in _Services.model_fields.values()} == {API_SERVICE, ENGINE_SERVICE}

@@ -1,4 +1,4 @@
-"""The HTTP edge of the public service: what BentoML does not do for us.
+"""ASGI middleware of the public service: what BentoML does not do for us.
 
 - a request-body byte limit (BentoML reads any body whole into memory);
 - error bodies as JSON objects that name the problem: BentoML answers its own 4xx with a JSON
@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -45,7 +46,7 @@ class EdgeMiddleware:
             return
         if not self.admission.try_acquire():
             message = f"too many requests in flight (limit {self.admission.limit}); retry later"
-            await _send_json(send, 429, {"error": message})
+            await _refuse(send, receive, 429, {"error": message})
             return
         try:
             await self._handle(scope, receive, send)
@@ -57,33 +58,34 @@ class EdgeMiddleware:
         if media_type not in _JSON_TYPES and not media_type.endswith("+json"):
             # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
             message = f"Content-Type {media_type!r} is not supported; send application/json"
-            await _send_json(send, 415, {"error": message})
+            await _refuse(send, receive, 415, {"error": message})
             return
-        body = await self._read_body(scope, receive)
+        body, ended = await self._read_body(scope, receive)
         if body is None:
             error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
-            await _send_json(send, error.status, error.body())
+            await _refuse(send, receive if not ended else None, error.status, error.body())
             return
         await self.app(scope, _replay(body, receive), _ErrorRewriter(send, scope["method"]))
 
-    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+    async def _read_body(self, scope: Scope, receive: Receive) -> tuple[bytes | None, bool]:
+        """(the whole body, or None when it is larger than the limit; whether its end was read)."""
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:
-                return None
-        chunks = []
+                return None, False
+        chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                break
+                return b"".join(chunks), True
             chunk = message.get("body", b"")
             size += len(chunk)
+            ended = not message.get("more_body", False)
             if size > self.max_body_bytes:
-                return None
+                return None, ended
             chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        return b"".join(chunks)
+            if ended:
+                return b"".join(chunks), True
 
 
 # What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
@@ -167,8 +169,57 @@ def _reason(status: int) -> str:
         return f"HTTP {status}"
 
 
+async def _refuse(send: Send, receive: Receive | None, status: int, body: dict[str, Any]) -> None:
+    """Answer before the request body has been read (all of it, or at all); `receive` is None when
+    its end has been read already.
+
+    The answer goes out whole at once (clients that read while sending, like curl, have it), the
+    connection is marked to close (the rest of the body is not going to be parsed as a next
+    request), and the response is completed only after the rest of the body has been discarded,
+    within bounds: the server closes the socket only then, so the kernel does not answer the body
+    still in flight with a reset that clients sending the whole body before reading (urllib,
+    requests) would see instead of this answer. `receive` still yields the body while the response
+    is incomplete, under uvicorn's h11 and httptools protocols alike; once it is complete, uvicorn
+    stops delivering it.
+    """
+    if receive is None:
+        await _send_json(send, status, body)
+        return
+    await _send_json(send, status, body, [(b"connection", b"close")], before_end=lambda: _discard_body(receive))
+
+
+async def _discard_body(
+    receive: Receive,
+    max_bytes: int = limits.LINGER_MAX_BYTES,
+    max_seconds: float = limits.LINGER_MAX_SECONDS,
+    idle_seconds: float = limits.LINGER_IDLE_SECONDS,
+) -> int:
+    """Read and drop the rest of a request body, bounded in bytes and time; the bytes dropped."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max_seconds
+    discarded = 0
+    while discarded <= max_bytes:
+        wait = min(idle_seconds, deadline - loop.time())
+        if wait <= 0:
+            break
+        try:
+            message = await asyncio.wait_for(receive(), wait)
+        except TimeoutError:
+            break
+        if message["type"] != "http.request":
+            break
+        discarded += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return discarded
+
+
 async def _send_json(
-    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
+    send: Send,
+    status: int,
+    body: dict[str, Any],
+    headers: list[tuple[bytes, bytes]] | None = None,
+    before_end: Callable[[], Awaitable[Any]] | None = None,
 ) -> None:
     payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
     out = list(headers or [])
@@ -183,6 +234,8 @@ async def _send_json(
     # headers and no body; this way it gets the whole JSON error and only the end marker is lost
     # (the connection is then closed). Found by tests/e2e/test_fuzz.py.
     await send({"type": "http.response.body", "body": payload, "more_body": True})
+    if before_end is not None:
+        await before_end()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 

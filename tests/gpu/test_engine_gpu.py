@@ -1,0 +1,56 @@
+"""The model-owning class on CUDA, in the half-precision types the engine picks there.
+
+Marked `gpu`: skipped, saying so, where torch sees no CUDA device (tests/conftest.py), so the
+suite stays green on CPU-only machines and these run wherever a GPU is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.harness import corpus_sentences
+from translator.config import Engine
+from translator.engine import Translator
+from translator.schemas import Piece
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module", params=["bfloat16", "float16"])
+def translator(request: pytest.FixtureRequest, fixture_model: Path) -> Translator:
+    import torch
+
+    if request.param == "bfloat16" and not torch.cuda.is_bf16_supported():
+        pytest.skip("this GPU has no bfloat16")
+    return Translator(fixture_model, Engine(device="cuda", dtype=request.param, warmup=False))
+
+
+def pieces(pairs: list[tuple[str, str, str, str]]) -> list[Piece]:
+    return [Piece(text=text, source=source, target=target) for source, target, text, _ in pairs]
+
+
+def test_runs_on_the_gpu_in_the_type_asked_for(translator: Translator) -> None:
+    import torch
+
+    assert translator.device == "cuda"
+    parameter = next(translator.model.parameters())
+    assert parameter.is_cuda and parameter.dtype == translator.dtype
+    assert translator.dtype in (torch.bfloat16, torch.float16)
+
+
+def test_whole_corpus_in_one_mixed_batch_is_exact(translator: Translator) -> None:
+    pairs = corpus_sentences()
+    results = translator.translate(pieces(pairs))
+    assert [r.error for r in results] == [None] * len(pairs)
+    assert [r.text for r in results] == [expected for *_, expected in pairs]
+
+
+def test_batched_output_equals_single_output(translator: Translator) -> None:
+    # Padding in a half-precision batch must not change any piece's translation.
+    batch = pieces(corpus_sentences()[::5])
+    together = [r.text for r in translator.translate(batch)]
+    alone = [translator.translate([piece])[0].text for piece in batch]
+    assert together == alone
+    assert len({(p.source, p.target) for p in batch}) > 3

@@ -1,0 +1,268 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.harness import free_port
+from translator import limits
+from translator.middleware import EdgeMiddleware, _discard_body, error_body, languages_body
+
+
+def test_bentoml_list_body_becomes_an_object():
+    assert error_body(415, b'[{"error": "unsupported media type"}]') == {"error": "unsupported media type"}
+
+
+def test_validation_error_names_the_field():
+    raw = json.dumps(
+        {
+            "error": "1 validation error for Input",
+            "detail": [{"type": "missing", "loc": ["payload", "records", 0, "id"], "msg": "Field required"}],
+        }
+    ).encode()
+    body = error_body(400, raw)
+    assert body["error"] == "payload.records.0.id: Field required"
+    assert body["detail"][0]["loc"] == ["payload", "records", 0, "id"]
+
+
+def test_invalid_json_message():
+    raw = json.dumps(
+        {
+            "error": "1 validation error",
+            "detail": [
+                {"type": "json_invalid", "loc": [], "msg": "Invalid JSON", "ctx": {"error": "EOF while parsing"}}
+            ],
+        }
+    ).encode()
+    assert error_body(400, raw)["error"] == "request body is not valid JSON: EOF while parsing"
+
+
+def test_plain_text_and_empty_bodies():
+    assert error_body(404, b"Not Found") == {"error": "Not Found"}
+    assert error_body(405, b"") == {"error": "Method Not Allowed"}
+    assert error_body(500, b"boom") == {"error": "boom"}
+
+
+def run_app(middleware: EdgeMiddleware, body: bytes, headers=()):
+    sent = []
+    chunks = [body[i : i + 1000] for i in range(0, len(body), 1000)] or [b""]
+
+    async def receive():
+        chunk = chunks.pop(0)
+        return {"type": "http.request", "body": chunk, "more_body": bool(chunks)}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/translation", "headers": list(headers)}
+    asyncio.run(middleware(scope, receive, send))
+    status = sent[0]["status"]
+    payload = b"".join(m.get("body", b"") for m in sent[1:])
+    return status, dict(sent[0]["headers"]), payload
+
+
+async def echo_app(scope, receive, send):
+    message = await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": message["body"]})
+
+
+async def failing_app(scope, receive, send):
+    await receive()
+    await send({"type": "http.response.start", "status": 503, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b'[{"error": "busy"}]'})
+
+
+def test_body_over_the_limit_is_413_without_reaching_the_app():
+    status, _, payload = run_app(EdgeMiddleware(echo_app, max_body_bytes=2500), b"x" * 3000)
+    assert status == 413
+    assert json.loads(payload) == {"error": "request body in bytes exceeds the limit of 2500", "limit": 2500}
+
+
+def test_declared_content_length_over_the_limit_is_413():
+    status, _, _ = run_app(EdgeMiddleware(echo_app, max_body_bytes=10), b"", headers=[(b"content-length", b"11")])
+    assert status == 413
+
+
+def test_body_under_the_limit_reaches_the_app_whole():
+    status, _, payload = run_app(EdgeMiddleware(echo_app, max_body_bytes=5000), b"y" * 4321)
+    assert (status, payload) == (200, b"y" * 4321)
+
+
+def test_error_responses_are_rewritten_with_retry_after():
+    status, headers, payload = run_app(EdgeMiddleware(failing_app), b"{}")
+    assert status == 503
+    assert json.loads(payload) == {"error": "busy"}
+    assert headers[b"retry-after"] == b"5"
+    assert int(headers[b"content-length"]) == len(payload)
+
+
+class Client:
+    """The server side of one request as an ASGI server shows it: the body arrives in chunks, and
+    every message sent back is recorded with how much of the body had been read by then."""
+
+    def __init__(self, body: bytes, chunk: int = 1000, endless: bool = False) -> None:
+        self.chunks = [body[i : i + chunk] for i in range(0, len(body), chunk)] or [b""]
+        self.endless = endless
+        self.read = 0
+        self.sent: list[tuple[dict, int]] = []
+
+    async def receive(self):
+        if self.endless:
+            self.read += 1000
+            return {"type": "http.request", "body": b"z" * 1000, "more_body": True}
+        if not self.chunks:
+            await asyncio.sleep(3600)  # a real server blocks here until the client goes
+        chunk = self.chunks.pop(0)
+        self.read += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": bool(self.chunks)}
+
+    async def send(self, message):
+        self.sent.append((message, self.read))
+
+    def run(self, middleware: EdgeMiddleware, headers=()) -> None:
+        scope = {"type": "http", "method": "POST", "path": "/translation", "headers": list(headers)}
+        asyncio.run(middleware(scope, self.receive, self.send))
+
+    @property
+    def status(self) -> int:
+        return self.sent[0][0]["status"]
+
+    @property
+    def headers(self) -> dict:
+        return dict(self.sent[0][0]["headers"])
+
+    def answer(self) -> dict:
+        return json.loads(b"".join(m.get("body", b"") for m, _ in self.sent[1:]))
+
+
+def answered_before_the_end(client: Client) -> tuple[int, int]:
+    """(body bytes read when the whole answer had been sent, when the response was completed)."""
+    [(_, at_answer)] = [(m, read) for m, read in client.sent if m.get("body")]
+    (_, at_end) = client.sent[-1]
+    assert client.sent[-1][0] == {"type": "http.response.body", "body": b"", "more_body": False}
+    return at_answer, at_end
+
+
+@pytest.mark.parametrize(
+    ("middleware", "headers", "status"),
+    [
+        (EdgeMiddleware(echo_app, max_body_bytes=10), [(b"content-length", b"30000")], 413),
+        (EdgeMiddleware(echo_app, max_body_bytes=2500), [], 413),  # chunked: found over the limit
+        (EdgeMiddleware(echo_app), [(b"content-type", b"application/xml")], 415),
+        (EdgeMiddleware(echo_app, max_in_flight=0), [], 429),
+    ],
+)
+def test_early_refusal_answers_at_once_and_discards_the_rest_before_closing(middleware, headers, status):
+    client = Client(b"x" * 30000)
+    client.run(middleware, headers)
+    assert client.status == status and isinstance(client.answer()["error"], str)
+    # The rest is not going to be read as a next request on this connection.
+    assert client.headers[b"connection"] == b"close"
+    at_answer, at_end = answered_before_the_end(client)
+    # The whole answer went out before the body was read on; the response (and so the connection)
+    # ended only once the whole body had been read: no reset for clients still sending it.
+    assert at_answer < 30000 and at_end == 30000
+
+
+def test_a_body_read_to_its_end_is_refused_without_waiting_or_closing():
+    client = Client(b"x" * 3000, chunk=3000)
+    client.run(EdgeMiddleware(echo_app, max_body_bytes=2500))
+    assert client.status == 413 and b"connection" not in client.headers
+    assert client.sent[-1][1] == 3000
+
+
+def test_discarding_is_bounded_in_bytes():
+    client = Client(b"", endless=True)
+    discarded = asyncio.run(_discard_body(client.receive, max_bytes=50_000, max_seconds=60, idle_seconds=60))
+    assert 50_000 <= discarded <= 51_000
+
+
+def test_discarding_is_bounded_in_time_and_by_a_silent_client():
+    async def slow_receive():
+        await asyncio.sleep(0.05)
+        return {"type": "http.request", "body": b"z", "more_body": True}
+
+    async def silent_receive():
+        await asyncio.sleep(3600)
+
+    started = time.monotonic()
+    asyncio.run(_discard_body(slow_receive, max_bytes=10**9, max_seconds=0.5, idle_seconds=10))
+    assert 0.4 < time.monotonic() - started < 2
+    started = time.monotonic()
+    assert asyncio.run(_discard_body(silent_receive, max_bytes=10**9, max_seconds=60, idle_seconds=0.3)) == 0
+    assert 0.2 < time.monotonic() - started < 2
+
+
+def test_discarding_stops_when_the_client_goes():
+    messages = [
+        {"type": "http.request", "body": b"abc", "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive():
+        return messages.pop(0)
+
+    assert asyncio.run(_discard_body(receive)) == 3
+
+
+@pytest.fixture(scope="module")
+def uvicorn_url():
+    """The middleware under uvicorn with its h11 protocol, which BentoML 1.4 runs (it installs
+    plain `uvicorn`, without httptools): the refusals of a real HTTP server over real sockets."""
+    import uvicorn
+
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await echo_app(scope, receive, send)
+
+    refusing = {"/413": EdgeMiddleware(app), "/429": EdgeMiddleware(app, max_in_flight=0)}
+
+    async def route(scope, receive, send):
+        await refusing.get(scope.get("path"), refusing["/413"])(scope, receive, send)
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(route, host="127.0.0.1", port=port, http="h11", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+# 6 MB of 200,000 short records: urllib got "Connection reset by peer" instead of the 413.
+BIG_BODY = json.dumps({"payload": {"records": [{"id": str(i), "text": "a"} for i in range(200_000)]}}).encode()
+
+
+@pytest.mark.parametrize(("path", "status"), [("/413", 413), ("/429", 429)])
+def test_urllib_reads_an_early_refusal_of_a_big_body(uvicorn_url, path, status):
+    assert len(BIG_BODY) > limits.MAX_BODY_BYTES
+    request = urllib.request.Request(
+        uvicorn_url + path, data=BIG_BODY, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    for _ in range(3):
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request, timeout=30)
+        assert info.value.code == status
+        assert isinstance(json.loads(info.value.read())["error"], str)
+
+
+def test_languages_body_says_which_codes_auto_detects():
+    # ast and yi are M2M100 languages the detector cannot name: explicit fromLang only.
+    assert languages_body(["ast", "de", "en", "yi"]) == {
+        "languages": ["ast", "de", "en", "yi"],
+        "autoDetect": {"fromLang": "auto", "languages": ["de", "en"]},
+    }
