@@ -32,8 +32,8 @@ import psutil
 import yaml
 
 from bench import memory
-from tests.harness import Job, corpus_documents, job, register, run_load, start_server
 from fixture.build import build_fixture
+from tests.harness import Job, corpus_documents, job, register, run_load, start_server
 
 ROOT = Path(__file__).resolve().parent.parent
 # Growth allowed beyond the warm-up level before the soak fails: small, since a leak of even a few

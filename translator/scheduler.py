@@ -13,7 +13,8 @@ One model loop takes batches from the queue whenever the model frees:
   milliseconds later. Started at once, the next batch would hold only the clients that were not
   in the last one and the two halves would alternate forever. So while the queue holds fewer
   pieces than the last batch had (plus what was already waiting), the loop waits a little for
-  them, at most `linger_fraction` of the last batch's time and never more than `linger_max_ms`.
+  them, at most `linger_fraction` of the (predicted) time of the batch it is waiting to fill and
+  never more than `linger_max_ms`.
   A lone client is never kept waiting: one piece back is all it expected.
 
 A request whose caller goes away is cancelled: its pieces still queued are never generated.
@@ -362,7 +363,12 @@ class Scheduler:
                     entry.job.settle(entry.index, result)
             # The clients this batch answered will be back shortly: see the module docstring.
             self._expected = min(self.settings.max_batch_size, len(pieces) + self._queued_pieces)
-            linger = min(self.settings.linger_max_s, self.settings.linger_fraction * seconds)
+            # Priced against the batch the linger is waiting to fill, not the one just done: after
+            # a small batch, 5% of its time is too short for its clients to come back, and a
+            # 31-and-1 split would last forever.
+            mean = batch.padded_tokens / max(len(pieces), 1)
+            upcoming = max(seconds, self.cost.predict(self._expected, math.ceil(mean * self._expected)))
+            linger = min(self.settings.linger_max_s, self.settings.linger_fraction * upcoming)
             self._linger_until = self.clock() + linger
             self._report_queue()
 

@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 import yaml
 
-from tests.conftest import ROOT
 from tests.e2e.test_api import documents, request_for
+from tests.harness import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fixture.build import load_corpus, sentence_pairs
-from tests.conftest import ROOT
+from tests.harness import ROOT
 from translator import limits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

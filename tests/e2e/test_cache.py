@@ -16,9 +16,9 @@ import pytest
 import requests
 import yaml
 
-from tests.conftest import ROOT, register, start_server
 from tests.e2e.test_api import documents, request_for
 from tests.e2e.test_scheduling import value
+from tests.harness import ROOT, register, start_server
 from tests.valkey import start_valkey
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

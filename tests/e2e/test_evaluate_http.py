@@ -12,7 +12,7 @@ import pytest
 
 from fixture.testset import EVAL_DIR, JSONL_FILE
 from m2m_tools.evaluation.evaluate import main
-from tests.conftest import ROOT
+from tests.harness import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -15,26 +15,23 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE, documents, post, request_for
+from tests.harness import samples
 
 pytestmark = pytest.mark.e2e
 
 
-def samples(server) -> dict[tuple[str, tuple], float]:
-    out: dict[tuple[str, tuple], float] = {}
-    for family in text_string_to_metric_families(server.metrics()):
-        for sample in family.samples:
-            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return out
-
-
 def value(server, name: str, **labels: str) -> float:
-    wanted = tuple(sorted(labels.items()))
-    return sum(v for (n, lab), v in samples(server).items() if n == name and set(wanted) <= set(lab))
+    """A sample's value summed over the label sets that have `labels` (0 when there is none)."""
+    return sum(v for lab, v in samples(server.metrics(), name) if labels.items() <= lab.items())
+
+
+def names(server) -> set[str]:
+    return {sample.name for family in text_string_to_metric_families(server.metrics()) for sample in family.samples}
 
 
 def test_the_scheduler_metrics_are_on_the_public_port(server):
     assert post(server, CONTRACT_REQUEST).json() == CONTRACT_RESPONSE
-    names = {name for name, _ in samples(server)}
+    exported = names(server)
     for name in (
         "translation_batch_pieces_count",
         "translation_batch_padded_tokens_sum",
@@ -43,7 +40,7 @@ def test_the_scheduler_metrics_are_on_the_public_port(server):
         "translation_queue_tokens",
         "translation_predicted_wait_seconds",
     ):
-        assert name in names, f"{name} missing from /metrics"
+        assert name in exported, f"{name} missing from /metrics"
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from fixture.build import load_corpus
-from tests.conftest import register, start_server
+from tests.harness import register, start_server
 from translator.config import MODEL_NAME
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -302,3 +302,34 @@ def test_cost_model_is_not_thrown_by_a_few_slow_outliers():
             seconds *= 6  # the machine was busy with something else
         cost.observe(pieces, pieces * 40, seconds)
     assert cost.predict(32, 1280) == pytest.approx(0.21, rel=0.15)
+
+
+def test_after_a_small_batch_the_linger_still_waits_long_enough_for_its_client():
+    """One client first, alone in a short batch; seven more queue meanwhile. The linger after each
+    batch brings the lone client back into the next full one: the split heals within a round
+    instead of lasting (1, 7, 1, 7, ... without a linger)."""
+
+    async def main() -> list[int]:
+        model = FakeModel(fixed_s=0.02, per_piece_s=0.01)
+        scheduler = make(model, max_batch_size=8, linger_fraction=0.5, linger_max_s=1.0)
+        scheduler.start()
+        # Calibration, as the engine does before it is ready: one piece, then a full batch.
+        await scheduler.submit([piece("warm")])
+        await scheduler.submit([piece(f"warm{i}") for i in range(8)])
+        model.batches.clear()
+        await asyncio.sleep(1.1)  # past any linger: the next piece goes alone
+
+        async def client(i: int) -> None:
+            for round_ in range(6):
+                await scheduler.submit([piece(f"c{i}r{round_}")])
+                await asyncio.sleep(0.02)  # the trip back through HTTP
+
+        first = asyncio.ensure_future(client(0))
+        await asyncio.sleep(0.005)
+        await asyncio.gather(first, *(client(i) for i in range(1, 8)))
+        await scheduler.close()
+        return [len(b) for b in model.batches]
+
+    sizes = run(main())
+    assert sum(sizes) == 48
+    assert sizes.count(8) >= 4, sizes
