@@ -108,6 +108,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--scenarios-only", action="store_true", help="skip the closed-loop grid; scenarios only")
     parser.add_argument("--max-latency-ms", type=int, help="the service's batching.max_latency_ms for this run")
+    parser.add_argument("--linger-max-ms", type=float, help="the service's scheduling.linger_max_ms for this run")
     parser.add_argument("--overload-factor", type=float, default=4.0, help="overload: offered load / capacity")
     parser.add_argument("--name", help="result file name (default: cpu, cuda or smoke)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results", help="directory for results")
@@ -128,7 +129,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 # --------------------------------------------------------------------------- set-up
 
 
-def bench_config(path: Path, beams: int, forced_new_tokens: int | None, max_latency_ms: int | None = None) -> Settings:
+def bench_config(
+    path: Path,
+    beams: int,
+    forced_new_tokens: int | None,
+    max_latency_ms: int | None = None,
+    linger_max_ms: float | None = None,
+) -> Settings:
     """The repository's configuration with the benchmark's generation settings; BentoML validates
     the file against its v1 schema, so only `services:` is at the top level."""
     raw = yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
@@ -138,10 +145,12 @@ def bench_config(path: Path, beams: int, forced_new_tokens: int | None, max_late
     generation["forced_new_tokens"] = forced_new_tokens
     if max_latency_ms is not None:
         config["services"][ENGINE_SERVICE]["batching"]["max_latency_ms"] = max_latency_ms
+    if linger_max_ms is not None:
+        config["services"][ENGINE_SERVICE]["translation"]["scheduling"]["linger_max_ms"] = linger_max_ms
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings "
-        "(and max_latency_ms, if given) differ.\n" + yaml.safe_dump(config, sort_keys=False),
+        "(and max_latency_ms, linger_max_ms, if given) differ.\n" + yaml.safe_dump(config, sort_keys=False),
         encoding="utf-8",
     )
     settings = load_settings(path)
@@ -310,7 +319,7 @@ def run_point(
     tokenizer: Any,
     log_dir: Path,
 ) -> dict:
-    stream = (request.job() for request in workload.requests(records))
+    stream = (request.job() for request in workload.requests(records, workload.epoch_of(concurrency, records)))
     if args.warmup > 0:
         # The same closed loop, not measured; returns when the requests in flight are answered.
         run_load(server.url, stream, concurrency, args.warmup)
@@ -400,8 +409,11 @@ def run_mixed_priority(
     server: Server, sampler: MemorySampler, args: argparse.Namespace, settings: Settings, tokenizer: Any
 ) -> list[dict]:
     """Interactive one-record clients beside bulk clients that alone would saturate the model."""
-    interactive = (r.job() for r in workload.requests(1))
-    bulk = (dataclasses.replace(r.job(), headers=BULK_HEADERS) for r in workload.requests(MIXED_BULK_RECORDS))
+    interactive = (r.job() for r in workload.requests(1, workload.EPOCH_INTERACTIVE))
+    bulk = (
+        dataclasses.replace(r.job(), headers=BULK_HEADERS)
+        for r in workload.requests(MIXED_BULK_RECORDS, workload.EPOCH_BULK)
+    )
 
     async def both(seconds: float) -> tuple[LoadResult, LoadResult]:
         return await asyncio.gather(
@@ -449,7 +461,7 @@ def run_overload(
 ) -> dict:
     """One-record requests at `overload_factor` x capacity (sentences/s), open loop."""
     rate = args.overload_factor * capacity
-    stream = (r.job() for r in workload.requests(1))
+    stream = (r.job() for r in workload.requests(1, workload.EPOCH_OVERLOAD))
     with _Point(server, sampler) as point:
         result = asyncio.run(open_loop(server.url, stream, rate, args.duration))
     row = _row(server, point, result, 0, 1, settings, tokenizer, scenario="overload")
@@ -511,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     forced = args.forced_new_tokens or None
     config_path = log_dir / "bentoconfiguration.yaml"
-    settings = bench_config(config_path, args.beams, forced, args.max_latency_ms)
+    settings = bench_config(config_path, args.beams, forced, args.max_latency_ms, args.linger_max_ms)
     workload.check_one_piece_per_record()
     offline_batches = args.offline_batch_sizes or sorted({1, settings.batching.max_batch_size})
     tokenizer = None

@@ -1,10 +1,12 @@
 """What every system translates: fixture-corpus sentences in a fixed, mixed order of language pairs.
 
-The engine translates identical pieces of one batch once (`translator.batching.deduplicate`), which
-would flatter whichever system merges more requests. So no text is ever sent twice in a run: the
-n-th pass over the corpus prefixes each sentence with "(n) " (the first pass sends the sentences as
-they are). The prefix never makes a sentence split in two (checked here), so one record is one
-sentence is one piece for the model, in all three systems.
+The engine translates identical pieces of one batch once (`translator.batching.deduplicate`) and
+keeps what it translated in its sentence cache, which would flatter whichever system merges or
+remembers more. So no text is ever sent twice in a run: the n-th pass over the corpus prefixes each
+sentence with "(n) " (the first pass sends the sentences as they are), and every measured point
+draws from its own epoch (prefix "(epoch-n) "), the same for every system at that point. The
+prefix never makes a sentence split in two (checked here), so one record is one sentence is one
+piece for the model, in all three systems. Only the `repeated` scenario repeats, on purpose.
 """
 
 from __future__ import annotations
@@ -38,12 +40,15 @@ def corpus() -> list[tuple[str, str, str]]:
     return items
 
 
-def variant(text: str, n: int) -> str:
+def variant(text: str, n: int, epoch: int = 0) -> str:
+    if epoch:
+        return f"({epoch}-{n}) {text}"
     return text if n == 0 else f"({n}) {text}"
 
 
-def requests(records: int) -> Iterator[Request]:
-    """The endless request stream for `records` records per request; the same on every call.
+def requests(records: int, epoch: int = 0) -> Iterator[Request]:
+    """The endless request stream for `records` records per request; the same on every call with
+    the same `epoch`, and no text in common between epochs.
 
     One record: the mixed corpus order, pair by pair as it comes. Several records: one language pair
     per request (the API's contract), the pairs in turn, each request taking the next sentences of
@@ -53,7 +58,7 @@ def requests(records: int) -> Iterator[Request]:
     if records == 1:
         for n in _count():
             for src, tgt, text in items:
-                yield Request(src, tgt, (variant(text, n),))
+                yield Request(src, tgt, (variant(text, n, epoch),))
     pools: dict[tuple[str, str], list[str]] = {}
     for src, tgt, text in items:
         pools.setdefault((src, tgt), []).append(text)
@@ -64,7 +69,7 @@ def requests(records: int) -> Iterator[Request]:
         pool = pools[pair]
         start = cursors[pair]
         cursors[pair] = start + records
-        texts = tuple(variant(pool[i % len(pool)], i // len(pool)) for i in range(start, start + records))
+        texts = tuple(variant(pool[i % len(pool)], i // len(pool), epoch) for i in range(start, start + records))
         yield Request(pair[0], pair[1], texts)
 
 
@@ -85,11 +90,20 @@ def sentences() -> Iterator[tuple[str, str, str]]:
 
 def check_one_piece_per_record(sample: int = 1000) -> None:
     """Every text the bench sends is one sentence to the service's splitter."""
-    stream = sentences()
-    for _ in range(sample):
-        _, _, text = next(stream)
-        if len(split_text(text, limits.MAX_PIECE_CHARS).pieces) != 1:
-            raise AssertionError(f"benchmark text splits into several pieces: {text!r}")
+    for stream in (requests(1), requests(1, epoch=64016)):
+        for _ in range(sample):
+            [text] = next(stream).texts
+            if len(split_text(text, limits.MAX_PIECE_CHARS).pieces) != 1:
+                raise AssertionError(f"benchmark text splits into several pieces: {text!r}")
+
+
+def epoch_of(concurrency: int, records: int) -> int:
+    """The epoch of a closed-loop point: the same for every system, distinct between points."""
+    return 1000 * concurrency + records
+
+
+# The scenarios' epochs, beyond any closed-loop point's.
+EPOCH_INTERACTIVE, EPOCH_BULK, EPOCH_OVERLOAD = 10_000_001, 10_000_002, 10_000_003
 
 
 def _count() -> Iterator[int]:
