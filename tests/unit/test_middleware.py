@@ -2,15 +2,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from tests.harness import free_port
 from translator import limits
+from translator.admission import SharedInFlight
 from translator.middleware import EdgeMiddleware, _discard_body, error_body, languages_body
 
 
@@ -149,13 +152,20 @@ def answered_before_the_end(client: Client) -> tuple[int, int]:
     return at_answer, at_end
 
 
+def full_admission() -> SharedInFlight:
+    """An admission count already at its limit (held by this process), in a file of its own."""
+    admission = SharedInFlight(1, Path(tempfile.mkdtemp()) / "admission")
+    assert admission.try_acquire()
+    return admission
+
+
 @pytest.mark.parametrize(
     ("middleware", "headers", "status"),
     [
         (EdgeMiddleware(echo_app, max_body_bytes=10), [(b"content-length", b"30000")], 413),
         (EdgeMiddleware(echo_app, max_body_bytes=2500), [], 413),  # chunked: found over the limit
         (EdgeMiddleware(echo_app), [(b"content-type", b"application/xml")], 415),
-        (EdgeMiddleware(echo_app, max_in_flight=0), [], 429),
+        (EdgeMiddleware(echo_app, admission=full_admission()), [], 429),
     ],
 )
 def test_early_refusal_answers_at_once_and_discards_the_rest_before_closing(middleware, headers, status):
@@ -225,7 +235,7 @@ def uvicorn_url():
             return
         await echo_app(scope, receive, send)
 
-    refusing = {"/413": EdgeMiddleware(app), "/429": EdgeMiddleware(app, max_in_flight=0)}
+    refusing = {"/413": EdgeMiddleware(app), "/429": EdgeMiddleware(app, admission=full_admission())}
 
     async def route(scope, receive, send):
         await refusing.get(scope.get("path"), refusing["/413"])(scope, receive, send)
