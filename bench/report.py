@@ -200,7 +200,7 @@ def _scenario_checks(
         check("overload: slowest 200 ≤ max_latency_ms + one batch [s]", overload["latency_max_s"], bound, False, where)
         check("overload: slowest refusal ≤ 0.1 s", overload["refusal_latency_max_s"], 0.1, False, where)
         check("overload: refusals without Retry-After = 0", overload["refusals_without_retry_after"], 0, False, where)
-        lost = sum(n for outcome, n in overload["outcomes"].items() if outcome not in ("200", "429", "503"))
+        lost = sum(n for outcome, n in overload["outcomes"].items() if outcome not in ("ok", "HTTP 429", "HTTP 503"))
         check("overload: lost or failed otherwise = 0", float(lost), 0.0, False, where)
     return checks
 

@@ -325,8 +325,7 @@ def run_point(
         run_load(server.url, stream, concurrency, args.warmup)
     with _Point(server, sampler) as point:
         result = run_load(server.url, stream, concurrency, args.duration)
-    write_outputs(outputs_path(log_dir, server.name, concurrency, records, None), result.texts)
-    return _row(server, point, result, concurrency, records, settings, tokenizer)
+    return _row(server, point, result, concurrency, records, settings, tokenizer, log_dir)
 
 
 class _Point:
@@ -358,11 +357,14 @@ def _row(
     records: int,
     settings: Settings,
     tokenizer: Any,
+    log_dir: Path,
     *,
     priority: str | None = None,
     scenario: str | None = None,
 ) -> dict:
     tokens = generated_tokens(tokenizer, result.texts, settings.generation)
+    path = outputs_path(log_dir, server.name, concurrency, records, None, scenario, priority)
+    write_outputs(path, result.texts)
     refusals = result.refusals
     row = {
         "system": server.name,
@@ -406,7 +408,12 @@ def _row(
 
 
 def run_mixed_priority(
-    server: Server, sampler: MemorySampler, args: argparse.Namespace, settings: Settings, tokenizer: Any
+    server: Server,
+    sampler: MemorySampler,
+    args: argparse.Namespace,
+    settings: Settings,
+    tokenizer: Any,
+    log_dir: Path,
 ) -> list[dict]:
     """Interactive one-record clients beside bulk clients that alone would saturate the model."""
     interactive = (r.job() for r in workload.requests(1, workload.EPOCH_INTERACTIVE))
@@ -434,6 +441,7 @@ def run_mixed_priority(
             1,
             settings,
             tokenizer,
+            log_dir,
             priority="interactive",
             scenario="mixed-priority",
         ),
@@ -445,6 +453,7 @@ def run_mixed_priority(
             MIXED_BULK_RECORDS,
             settings,
             tokenizer,
+            log_dir,
             priority="bulk",
             scenario="mixed-priority",
         ),
@@ -458,45 +467,50 @@ def run_overload(
     settings: Settings,
     tokenizer: Any,
     capacity: float,
+    log_dir: Path,
 ) -> dict:
     """One-record requests at `overload_factor` x capacity (sentences/s), open loop."""
     rate = args.overload_factor * capacity
     stream = (r.job() for r in workload.requests(1, workload.EPOCH_OVERLOAD))
     with _Point(server, sampler) as point:
         result = asyncio.run(open_loop(server.url, stream, rate, args.duration))
-    row = _row(server, point, result, 0, 1, settings, tokenizer, scenario="overload")
+    row = _row(server, point, result, 0, 1, settings, tokenizer, log_dir, scenario="overload")
     row["offered_requests_per_s"] = rate
     return row
 
 
 def run_repeated(
-    server: Server, sampler: MemorySampler, args: argparse.Namespace, settings: Settings, tokenizer: Any
+    server: Server,
+    sampler: MemorySampler,
+    args: argparse.Namespace,
+    settings: Settings,
+    tokenizer: Any,
+    log_dir: Path,
 ) -> dict:
     stream = (r.job() for r in workload.repeated_requests())
     if args.warmup > 0:
         run_load(server.url, stream, TARGET_CLIENTS, args.warmup)
     with _Point(server, sampler) as point:
         result = run_load(server.url, stream, TARGET_CLIENTS, args.duration)
-    return _row(server, point, result, TARGET_CLIENTS, 1, settings, tokenizer, scenario="repeated")
+    return _row(server, point, result, TARGET_CLIENTS, 1, settings, tokenizer, log_dir, scenario="repeated")
 
 
 def run_server_points(
     server: Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:
+    log_dir = Path(meta["log_dir"])
     with MemorySampler(server.pid) as sampler:
         idle = sampler.peak()
         meta.setdefault("idle_memory", {})[server.name] = idle.as_row()
         for records in [] if args.scenarios_only else args.records:
             for concurrency in args.concurrency:
-                rows.append(
-                    run_point(server, sampler, concurrency, records, args, settings, tokenizer, Path(meta["log_dir"]))
-                )
+                rows.append(run_point(server, sampler, concurrency, records, args, settings, tokenizer, log_dir))
         if server.name != "service":
             return
         if "mixed-priority" in args.scenarios:
-            rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer))
+            rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer, log_dir))
         if "repeated" in args.scenarios:
-            rows.append(run_repeated(server, sampler, args, settings, tokenizer))
+            rows.append(run_repeated(server, sampler, args, settings, tokenizer, log_dir))
         if "overload" in args.scenarios:
             # Capacity: the offline limit at a full batch if it was measured, else the best closed
             # loop of this run.
@@ -504,7 +518,7 @@ def run_server_points(
             served = [r["sentences_per_s"] for r in rows if r["system"] == "service" and r["scenario"] is None]
             capacity = full["sentences_per_s"] if full else max(served, default=1.0)
             meta["overload_capacity_sentences_per_s"] = capacity
-            rows.append(run_overload(server, sampler, args, settings, tokenizer, capacity))
+            rows.append(run_overload(server, sampler, args, settings, tokenizer, capacity, log_dir))
 
 
 # --------------------------------------------------------------------------- main

@@ -31,6 +31,16 @@ def write_outputs(path: Path, texts: Iterable[str]) -> None:
             out.write(json.dumps(text, ensure_ascii=False) + "\n")
 
 
-def outputs_path(log_dir: Path, system: str, concurrency: int | None, records: int | None, batch: int | None) -> Path:
+def outputs_path(
+    log_dir: Path,
+    system: str,
+    concurrency: int | None,
+    records: int | None,
+    batch: int | None,
+    scenario: str | None = None,
+    priority: str | None = None,
+) -> Path:
     point = f"b{batch}" if batch is not None else f"c{concurrency}-r{records}"
+    if scenario:
+        point = "-".join(part for part in (scenario, priority, point) if part)
     return log_dir / f"outputs-{system}-{point}.jsonl"

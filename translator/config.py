@@ -14,7 +14,6 @@ otherwise surface later as a crash-looping engine). They stay dataclasses so tha
 from __future__ import annotations
 
 import copy
-import math
 import os
 from dataclasses import field
 from pathlib import Path
@@ -147,40 +146,6 @@ class Settings:
     scheduling: Scheduling = field(default_factory=Scheduling)
     cache: Cache = field(default_factory=Cache)
     admission: Admission = field(default_factory=Admission)
-
-
-def worker_count(workers: int | str | None) -> int:
-    """The number of processes BentoML starts for a service's `workers` setting."""
-    if workers == "cpu_count":
-        return cpu_count()
-    if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1:
-        return workers
-    if workers is None:
-        return 1
-    raise ConfigError(f"workers must be a positive integer or 'cpu_count', not {workers!r}")
-
-
-def cpu_count(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
-    """CPUs as BentoML 1.4 counts them for `workers: cpu_count`: the cgroup's CPU quota (v1
-    `cpu.cfs_quota_us / cpu.cfs_period_us`, else v2 `cpu.max`) capped at `os.cpu_count()`, rounded
-    down, at least 1. BentoML's function for this is private, so its rule is restated here (a unit
-    test holds the two together)."""
-    quota: float | None = None
-    v1_quota, v1_period = cgroup_root / "cpu" / "cpu.cfs_quota_us", cgroup_root / "cpu" / "cpu.cfs_period_us"
-    try:
-        if v1_quota.exists() and v1_period.exists():
-            quota = int(v1_quota.read_text().strip()) / int(v1_period.read_text().strip())
-        elif (cgroup_root / "cpu.max").exists():
-            limit, period = (cgroup_root / "cpu.max").read_text().split()
-            quota = float(limit) / float(period) if limit.isnumeric() and period.isnumeric() else None
-    except (OSError, ValueError, ZeroDivisionError):
-        quota = None
-    if quota is not None and quota < 0:  # v1 writes -1 for "no limit"
-        quota = None
-    elif quota == 0:
-        quota = 1
-    cpus = float(os.cpu_count() or 1)
-    return max(1, int(min(quota or math.inf, cpus)))
 
 
 class _Loose(BaseModel):

@@ -469,9 +469,12 @@ def in_progress(url: str, metric: str) -> float:
 
 
 def test_sigterm_drains_requests_in_flight(pod: Pod) -> None:
-    # The series the prometheus-adapter rule reads (and so the HPA) must exist under this name.
-    [rule] = adapter_rules()
-    metric = re.match(r"(\w+)\{", rule["seriesQuery"]).group(1)  # type: ignore[union-attr]
+    # The series the prometheus-adapter rules read (and so the HPA) must exist under these names.
+    series = {re.match(r"(\w+)\{", rule["seriesQuery"]).group(1) for rule in adapter_rules()}  # type: ignore[union-attr]
+    exposed = requests.get(pod.url + "/metrics", timeout=10).text
+    assert all(name in exposed for name in series), f"/metrics lacks one of {series}"
+    metric = "bentoml_service_request_in_progress"
+    assert metric in series
     # Many sentences per record, rotated per request so the engine's deduplication cannot make the
     # batches cheap: requests span several engine batches and stay in flight while the signal comes.
     sentences = en_sentences()

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,7 @@ from translator.config import (
     ConfigError,
     Engine,
     config_path,
-    cpu_count,
     load_settings,
-    worker_count,
 )
 
 
@@ -114,8 +111,12 @@ GEN = f"services.{ENGINE_SERVICE}.translation.generation"
         (engine({"engine": {"torch_threads": 0}}), f"{ENG}.torch_threads: Input should be greater than 0"),
         (engine({"engine": {"warmup": "yes"}}), f"{ENG}.warmup: Input should be a valid boolean (got 'yes')"),
         (
-            engine({"engine": {"refill_pause_fraction": 2}}),
-            f"{ENG}.refill_pause_fraction: Input should be less",
+            engine({"scheduling": {"linger_fraction": 2}}),
+            "services.TranslationEngine.translation.scheduling.linger_fraction: Input should be less",
+        ),
+        (
+            engine({"cache": {"url": "http://cache:6379"}}),
+            "services.TranslationEngine.translation.cache.url: String should match pattern",
         ),
         (engine({"generation": {"num_beams": 2.5}}), f"{GEN}.num_beams: Input should be a valid integer"),
         (engine({"generation": {"num_beams": 0}}), f"{GEN}.num_beams: Input should be greater than 0"),
@@ -184,45 +185,15 @@ def test_sections_validate_when_built_in_code_too():
     assert dataclasses.replace(Engine(), device="cuda:1", dtype="bfloat16").device == "cuda:1"
 
 
-def test_workers_cpu_count_is_accepted_and_resolved_as_bentoml_does(tmp_path):
-    from bentoml._internal.resource import system_resources
-
+def test_workers_cpu_count_is_accepted_and_passed_on(tmp_path):
     settings = load_settings(write(tmp_path, {"services": {API_SERVICE: {"workers": "cpu_count"}}}))
-    # Passed on to BentoML unchanged; it starts one worker per CPU.
+    # Passed on to BentoML unchanged; it starts one worker per CPU. Admission is one count across
+    # the workers (translator/admission.py), so nothing here needs to know how many.
     assert settings.api_service["workers"] == "cpu_count"
-    # BentoML's own count (a private function: pinned here so that a BentoML upgrade that changes
-    # the rule fails this test rather than silently splitting admission wrongly).
-    bentoml_count = int(system_resources()["cpu"]) or 1
-    assert worker_count("cpu_count") == cpu_count() == bentoml_count
-    # This crashed the import of service.py with a TypeError before.
-    assert settings.admission.per_worker("cpu_count") == -(-256 // bentoml_count)
-    assert settings.admission.per_worker(3) == 86
-
-
-@pytest.mark.parametrize(
-    ("files", "cpus"),
-    [
-        ({"cpu/cpu.cfs_quota_us": "150000", "cpu/cpu.cfs_period_us": "100000"}, 1),  # v1: 1.5 CPUs
-        ({"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}, None),  # v1: no limit
-        ({"cpu.max": "300000 100000\n"}, 3),  # v2
-        ({"cpu.max": "max 100000\n"}, None),  # v2: no limit
-        ({"cpu.max": "50000 100000\n"}, 1),  # half a CPU: still one worker
-        ({}, None),  # no cgroup files
-    ],
-)
-def test_cpu_count_reads_the_cgroup_quota(tmp_path, monkeypatch, files, cpus):
-    monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    assert cpu_count(tmp_path) == (cpus or 8)
-
-
-def test_worker_count_refuses_nonsense():
-    assert worker_count(None) == 1 and worker_count(4) == 4
-    for bad in (0, -1, "two", True):
-        with pytest.raises(ConfigError, match="workers must be a positive integer or 'cpu_count'"):
-            worker_count(bad)
+    assert settings.admission.max_concurrency == 256
+    for bad in (0, -1, "two"):
+        with pytest.raises(ConfigError, match=f"services.{API_SERVICE}.workers"):
+            load_settings(write(tmp_path, {"services": {API_SERVICE: {"workers": bad}}}))
 
 
 def test_missing_file_is_a_clear_error(tmp_path):

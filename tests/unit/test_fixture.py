@@ -109,7 +109,7 @@ def tokenizer(model_dir: Path) -> M2M100Tokenizer:
 
 def test_corpus_path_points_into_the_package() -> None:
     assert CORPUS_PATH.is_file()
-    assert CORPUS_PATH.parent.name == "data"
+    assert CORPUS_PATH.parent.name == "fixture"
 
 
 def test_contract_pair_is_present_in_both_directions(pairs: list[tuple[str, str, str, str]]) -> None:
