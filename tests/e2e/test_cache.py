@@ -4,21 +4,18 @@ load costs no request."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
-import aiohttp
 import pytest
 import requests
 import yaml
 
 from tests.e2e.test_api import documents, request_for
 from tests.e2e.test_scheduling import value
-from tests.harness import ROOT, register, start_server
+from tests.harness import ROOT, Job, job, register, run_load, start_server
 from tests.valkey import start_valkey
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -64,39 +61,28 @@ def test_a_repeated_request_never_reaches_the_model(cached):
     assert value(server, "translation_cache_lookups_total", level="shared", result="hit") == hits + pieces
 
 
-async def mixed_load(url: str, seconds: float, seed: int) -> Counter:
-    """Closed-loop clients sending corpus sentences, many repeated; every answer checked."""
+def repeated_jobs(seed: int, count: int) -> list[Job]:
+    """Three-record requests of corpus sentences, many repeated, each with its expected answer."""
     docs = one_sentence_documents()
     rng = random.Random(seed)
-    outcomes: Counter = Counter()
-    deadline = time.monotonic() + seconds
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+    out = []
+    for _ in range(count):
+        pair = rng.choice(docs)[:2]
+        records = [rng.choice([d for d in docs if d[:2] == pair]) for _ in range(3)]
+        out.append(job(pair[0], pair[1], [d[2] for d in records], [d[3] for d in records]))
+    return out
 
-        async def client() -> None:
-            while time.monotonic() < deadline:
-                chosen = rng.sample(docs, 3)
-                pair = chosen[0][:2]
-                same = [d for d in docs if d[:2] == pair]
-                records = [rng.choice(same) for _ in range(3)]
-                body = request_for(pair[0], pair[1], [(str(i), d[2]) for i, d in enumerate(records)])
-                async with session.post(f"{url}/translation", json=body) as response:
-                    data = await response.json(content_type=None)
-                    if response.status != 200:
-                        outcomes[f"status {response.status}"] += 1
-                    elif data != {"result": [{"id": str(i), "text": d[3]} for i, d in enumerate(records)]}:
-                        outcomes["wrong"] += 1
-                    else:
-                        outcomes["exact"] += 1
 
-        await asyncio.gather(*(client() for _ in range(16)))
-    return outcomes
+def mixed_load(url: str, seconds: float, seed: int) -> Counter:
+    """16 closed-loop clients on the harness, every answer checked against the corpus."""
+    return run_load(url, repeated_jobs(seed, 5000), 16, seconds, timeout=120).kinds
 
 
 def test_concurrent_repeats_stay_exact_and_hit(cached):
     server, _ = cached
     hits = value(server, "translation_cache_lookups_total", result="hit")
-    outcomes = asyncio.run(mixed_load(server.url, 6, seed=1))
-    assert set(outcomes) == {"exact"}, outcomes
+    outcomes = mixed_load(server.url, 6, seed=1)
+    assert set(outcomes) == {"ok"}, outcomes
     assert value(server, "translation_cache_lookups_total", result="hit") > hits
 
 
@@ -105,11 +91,11 @@ def test_killing_the_cache_server_under_load_loses_no_request(cached):
     killer = threading.Timer(2.0, valkey.kill)
     killer.start()
     try:
-        outcomes = asyncio.run(mixed_load(server.url, 8, seed=2))
+        outcomes = mixed_load(server.url, 8, seed=2)
     finally:
         killer.cancel()
     assert valkey.process.poll() is not None, "the cache server was not killed during the load"
-    assert set(outcomes) == {"exact"}, outcomes
+    assert set(outcomes) == {"ok"}, outcomes
     assert (
         value(server, "translation_cache_lookups_total", level="shared", result="error")
         + value(server, "translation_cache_lookups_total", level="shared", result="store_error")
