@@ -101,7 +101,7 @@ class Scheduling:
     # answered to come back, for this fraction of its compute time and at most linger_max_ms.
     # 0 turns the linger off.
     linger_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.05
-    linger_max_ms: NonNegativeFloat = 100.0
+    linger_max_ms: NonNegativeFloat = 1000.0
     # Length grouping looks this many batches deep into the queue for pieces of similar length.
     group_window_batches: Positive = 4
 

@@ -95,7 +95,7 @@ class SchedulerSettings:
     beams: int = 1
     max_latency_s: float = 60.0
     linger_fraction: float = 0.05
-    linger_max_s: float = 0.1
+    linger_max_s: float = 1.0
     # How far past the head of the queue the length grouping looks, in batches.
     group_window_batches: int = 4
 

@@ -207,3 +207,40 @@ def test_split_clause_cuts_near_the_middle_at_punctuation_first():
     )
     assert split_clause("no punctuation at all in this rather long line") is not None
     assert split_clause("x") is None
+
+
+def test_a_failing_batch_is_retried_in_halves_not_piece_by_piece(fixture_model, pairs, monkeypatch):
+    engine = Translator(fixture_model, Engine(warmup=False))
+    real = engine._generate
+    sizes: list[int] = []
+
+    def generate(rows, targets, full_budget=False):
+        sizes.append(len(rows))
+        if len(rows) > 2:
+            raise MemoryError("out of memory (as a GPU would say)")
+        return real(rows, targets, full_budget)
+
+    monkeypatch.setattr(engine, "_generate", generate)
+    sample = pairs[:8]
+    results = engine.translate(pieces_of(sample))
+    assert [r.text for r in results] == [ref for *_, ref in sample]
+    # 8 fails, then 4 + 4 fail, then four batches of 2: seven calls, none of one piece.
+    assert sorted(sizes, reverse=True) == [8, 4, 4, 2, 2, 2, 2]
+
+
+def test_a_piece_that_cannot_be_encoded_fails_alone(fixture_model, pairs, monkeypatch):
+    engine = Translator(fixture_model, Engine(warmup=False))
+    real = engine._encode
+
+    def encode(source, text):
+        if text == "poison":
+            raise ValueError("cannot encode this")
+        return real(source, text)
+
+    monkeypatch.setattr(engine, "_encode", encode)
+    sample = pairs[:3]
+    pieces = pieces_of(sample)
+    pieces.insert(1, Piece(text="poison", source="en", target="fr"))
+    results = engine.translate(pieces)
+    assert results[1].error == "ValueError: cannot encode this"
+    assert [r.text for i, r in enumerate(results) if i != 1] == [ref for *_, ref in sample]
