@@ -91,9 +91,10 @@ def summary(rows: Sequence[dict], meta: dict) -> list[dict]:
     max_batch = meta["settings"]["batching"]["max_batch_size"]
     max_latency_s = meta["settings"]["batching"]["max_latency_ms"] / 1000
     served = sorted({r["concurrency"] for r in rows if r["system"] == "service" and r.get("scenario") is None})
-    if not served:
+    if not any(r["system"] == "service" for r in rows):
         return []
-    conc = TARGET_CONCURRENCY if TARGET_CONCURRENCY in served else served[-1]
+    # With --scenarios-only there is no closed-loop grid: only the scenarios' and memory checks.
+    conc = TARGET_CONCURRENCY if TARGET_CONCURRENCY in served or not served else served[-1]
     offline = offline_full_batch(rows, max_batch)
     offline_rate = offline["sentences_per_s"] if offline else None
     batch_time = offline["latency_p50_s"] if offline else None
@@ -192,6 +193,15 @@ def _scenario_checks(
             None,
             True,
             f"{repeated['concurrency']} one-record clients cycling over the corpus",
+        )
+    bulk_job = _find(rows, "service", scenario="bulk")
+    if bulk_job is not None:
+        check(
+            "bulk job (m2m-translate --url): service / offline sentences/s (no target: how close a job gets)",
+            _ratio(bulk_job["sentences_per_s"], offline_rate),
+            None,
+            True,
+            f"{bulk_job['sentences']} one-sentence records in mixed pairs, m2m-translate's defaults",
         )
     overload = _find(rows, "service", scenario="overload")
     if overload is not None:

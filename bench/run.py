@@ -19,6 +19,7 @@ import logging
 import os
 import platform
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,6 +44,7 @@ from tests.harness import (
     open_loop,
     register,
     run_load,
+    samples,
     start_server,
 )
 from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, Settings, load_settings
@@ -53,6 +55,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LOG_ROOT = ROOT / "build" / "bench-logs"
 DEFAULT_HOME = ROOT / "build" / "bench-home"
 OFFLINE_TIMEOUT_S = 1800
+# m2m-translate's defaults, which the bulk scenario runs with (m2m_tools/bulk.py).
+BULK_CONCURRENCY, BULK_RECORDS_PER_REQUEST = 32, 8
+BULK_MIN_RECORDS = 64
 
 
 def _ints(text: str) -> list[int]:
@@ -73,7 +78,8 @@ def _systems(text: str) -> list[str]:
 # mixed-priority: 8 interactive one-record clients beside 32 bulk sixteen-record clients.
 # overload: one-record requests sent open-loop at --overload-factor times the measured capacity.
 # repeated: 32 one-record clients cycling over the corpus's sentences (after one pass, all cached).
-SCENARIOS = ("mixed-priority", "overload", "repeated")
+# bulk: a corpus of one-sentence records in mixed pairs through `m2m-translate --url`, as a user runs it.
+SCENARIOS = ("mixed-priority", "overload", "repeated", "bulk")
 MIXED_INTERACTIVE, MIXED_BULK, MIXED_BULK_RECORDS = 8, 32, 16
 TARGET_CLIENTS = 32
 BULK_HEADERS = {"Priority": "u=7"}
@@ -495,6 +501,90 @@ def run_repeated(
     return _row(server, point, result, TARGET_CLIENTS, 1, settings, tokenizer, log_dir, scenario="repeated")
 
 
+def run_bulk(
+    server: Server,
+    sampler: MemorySampler,
+    args: argparse.Namespace,
+    settings: Settings,
+    tokenizer: Any,
+    capacity: float,
+    log_dir: Path,
+) -> dict:
+    """A corpus through `m2m-translate --url`, the command a user runs, as a child process with its
+    defaults (32 requests in flight, bulk priority): how close a real job gets to the offline limit.
+    Sized to take about `--duration` at `capacity`; a fresh job (no checkpoint) every run."""
+    records = max(BULK_MIN_RECORDS, round(capacity * args.duration))
+    stream = workload.requests(1, workload.EPOCH_BULK_JOB)
+    lines = [next(stream) for _ in range(records)]
+    corpus = log_dir / "bulk-input.jsonl"
+    with corpus.open("w", encoding="utf-8") as out:
+        for n, request in enumerate(lines):
+            record = {"id": f"r{n}", "text": request.texts[0], "fromLang": request.source, "toLang": request.target}
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    output = log_dir / "bulk-output.jsonl"
+    for stale in (output, log_dir / "bulk-output.jsonl.rejects.jsonl"):
+        stale.unlink(missing_ok=True)
+    shutil.rmtree(log_dir / "bulk-output.jsonl.m2m-job", ignore_errors=True)
+    command = [sys.executable, "-m", "m2m_tools.bulk", str(corpus), "--output", str(output)]
+    command += ["--url", server.url, "--no-progress", "--system-name", f"bench-{time.time_ns()}"]
+    logger.info("bulk: %d records through %s", records, shlex.join(command[1:]))
+    children_before = psutil.Process().cpu_times()
+    refused_before = _refused(server)
+    with _Point(server, sampler) as point:
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - started
+    children = psutil.Process().cpu_times()
+    refused = _refused(server) - refused_before
+    if done.returncode != 0:
+        raise RuntimeError(f"m2m-translate exited with {done.returncode}: {done.stderr[-2000:]}")
+    answers = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    # (With random weights most generated ids are outside the fixture tokenizer's vocabulary and
+    # decode to "": the arithmetic is the real model's, the text is not; see bench/README.md.)
+    if [a["id"] for a in answers] != [f"r{n}" for n in range(records)] or any(
+        not isinstance(a.get("text"), str) for a in answers
+    ):
+        raise RuntimeError(f"m2m-translate's output in {output} does not account for every record in order")
+    texts = [a["text"] for a in answers]
+    tokens = generated_tokens(tokenizer, texts, settings.generation)
+    write_outputs(
+        outputs_path(log_dir, server.name, BULK_CONCURRENCY, BULK_RECORDS_PER_REQUEST, None, "bulk", "bulk"), texts
+    )
+    summary = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+    logger.info("bulk: %d sentences in %.1f s, %.2f sentences/s (%s)", records, seconds, records / seconds, summary)
+    client_cpu = sum(children[2:4]) - sum(children_before[2:4]) + point.cpu_s
+    return {
+        "system": server.name,
+        "concurrency": BULK_CONCURRENCY,
+        "records_per_request": BULK_RECORDS_PER_REQUEST,
+        "priority": "bulk",
+        "scenario": "bulk",
+        "batch_size": None,
+        "requests": None,
+        "failed_requests": 0,
+        # Requests the engine refused (503 + Retry-After) and m2m-translate sent again later.
+        "outcomes": {"refused and retried": int(refused)},
+        "sentences": records,
+        "seconds": round(seconds, 3),
+        "sentences_per_s": records / seconds,
+        "generated_tokens": tokens,
+        "generated_tokens_per_s": tokens / seconds,
+        **latency_fields([]),
+        "refusal_latency_max_s": None,
+        "refusals_without_retry_after": 0,
+        "mean_batch_size": point.pieces / point.calls if point.calls else None,
+        "model_calls": int(point.calls),
+        **point.peak.as_row(),
+        "client_cpu_share": client_cpu / (seconds * (os.cpu_count() or 1)),
+        "first_failure": None,
+        "bulk_summary": summary,
+    }
+
+
+def _refused(server: Server) -> float:
+    return sum(value for _, value in samples(server.metrics(), "translation_refused_requests_total"))
+
+
 def run_server_points(
     server: Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:
@@ -511,14 +601,21 @@ def run_server_points(
             rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer, log_dir))
         if "repeated" in args.scenarios:
             rows.append(run_repeated(server, sampler, args, settings, tokenizer, log_dir))
+        if "bulk" in args.scenarios:
+            capacity = _capacity(rows, settings)
+            rows.append(run_bulk(server, sampler, args, settings, tokenizer, capacity, log_dir))
         if "overload" in args.scenarios:
-            # Capacity: the offline limit at a full batch if it was measured, else the best closed
-            # loop of this run.
-            full = report.offline_full_batch(rows, settings.batching.max_batch_size)
-            served = [r["sentences_per_s"] for r in rows if r["system"] == "service" and r["scenario"] is None]
-            capacity = full["sentences_per_s"] if full else max(served, default=1.0)
+            capacity = _capacity(rows, settings)
             meta["overload_capacity_sentences_per_s"] = capacity
             rows.append(run_overload(server, sampler, args, settings, tokenizer, capacity, log_dir))
+
+
+def _capacity(rows: Sequence[dict], settings: Settings) -> float:
+    """Sentences/s the model can do: the offline limit at a full batch if it was measured, else the
+    best closed loop of this run."""
+    full = report.offline_full_batch(rows, settings.batching.max_batch_size)
+    served = [r["sentences_per_s"] for r in rows if r["system"] == "service" and r["scenario"] is None]
+    return float(full["sentences_per_s"]) if full else max(served, default=1.0)
 
 
 # --------------------------------------------------------------------------- main

@@ -8,7 +8,8 @@ One model loop takes batches from the queue whenever the model frees:
 - most urgent first: every interactive piece before any bulk piece, oldest first within a class;
 - at most `max_batch_size` pieces and `max_batch_tokens` padded source tokens (times beams);
 - grouped by length: from a window at the head of the queue, the oldest piece goes with the
-  pieces closest to it in length, so short sentences do not pay for a long one's padding;
+  pieces closest to it in length, so short sentences do not pay for a long one's padding; but a
+  piece that would miss its deadline if left for the next batch goes first, whatever its length;
 - a linger after each batch: closed-loop clients answered by a batch come back a few
   milliseconds later. Started at once, the next batch would hold only the clients that were not
   in the last one and the two halves would alternate forever. So while the queue holds fewer
@@ -42,6 +43,9 @@ from typing import Protocol
 from translator.schemas import Piece, PieceResult
 
 logger = logging.getLogger(__name__)
+
+# Weight of each older batch in the padding ratio (about the last ten batches count).
+PADDING_DECAY = 0.9
 
 Backend = Callable[[list[Piece]], list[PieceResult]]
 TokenCounter = Callable[[Piece], int]
@@ -208,6 +212,10 @@ class Batch:
     def pieces(self) -> list[Piece]:
         return [e.job.pieces[e.index] for e in self.entries]
 
+    @property
+    def real_tokens(self) -> int:
+        return sum(e.length for e in self.entries)
+
 
 class Scheduler:
     def __init__(
@@ -238,6 +246,11 @@ class Scheduler:
         self._linger_until = 0.0
         self._expected = 0
         self._closed = False
+        # Padded tokens per real token of recent batches (decayed sums, so full batches count
+        # most): the cost model is fitted on padded tokens, so a prediction made from the queue's
+        # real lengths must pad them the same way, or it promises too early.
+        self._padded_decayed = 0.0
+        self._real_decayed = 0.0
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -323,12 +336,17 @@ class Scheduler:
         if total == 0:
             return self._running_left()
         batches = math.ceil(total / self.settings.max_batch_size)
-        # Every batch pays the fixed cost; tokens are padded to each batch's longest piece, and the
-        # length grouping keeps that close to the mean, so the mean stands in for it.
-        mean = (sum(e.length for e in ahead) + tokens) / total
+        # Every batch pays the fixed cost; tokens are padded to each batch's longest piece, by as
+        # much as recent batches were.
+        real = sum(e.length for e in ahead) + tokens
         fixed, per_piece, per_token = self.cost.coefficients
-        work = batches * fixed + per_piece * total + per_token * mean * total * self._beams
+        work = batches * fixed + per_piece * total + per_token * real * self.padding_ratio * self._beams
         return self._running_left() + work
+
+    @property
+    def padding_ratio(self) -> float:
+        """Padded tokens per real token in recent batches (1.0 before any batch)."""
+        return max(1.0, self._padded_decayed / self._real_decayed) if self._real_decayed else 1.0
 
     # -- the model loop --------------------------------------------------------------------------
 
@@ -356,6 +374,8 @@ class Scheduler:
             seconds = time.perf_counter() - started
             self._running = None
             self.cost.observe(len(pieces), batch.padded_tokens, seconds)
+            self._padded_decayed = PADDING_DECAY * self._padded_decayed + batch.padded_tokens
+            self._real_decayed = PADDING_DECAY * self._real_decayed + batch.real_tokens * self._beams
             self.batches_done += 1
             self.observer.batch_done(len(pieces), batch.padded_tokens, seconds)
             for entry, result in zip(batch.entries, results, strict=True):
@@ -409,12 +429,17 @@ class Scheduler:
         return Batch(chosen, padded_tokens=max(e.length for e in chosen) * len(chosen) * self._beams)
 
     def _pick(self, queue: deque[_Entry], slots: int, longest: int, already: int) -> tuple[list[_Entry], int]:
-        """Up to `slots` entries from `queue`, the oldest always among them, grouped by length."""
+        """Up to `slots` entries from `queue`: those that cannot wait for the next batch, then the
+        oldest and the entries nearest to it in length."""
         window = list(itertools.islice(queue, slots * max(1, self.settings.group_window_batches)))
         oldest = window[0]
         if len(window) > slots:
-            # Nearest in length to the oldest piece first (ties: older first).
-            window.sort(key=lambda e: (abs(e.length - oldest.length), e.job.seq, e.index))
+            # Pieces that would miss their deadline if left for the next batch go first, in queue
+            # order: admission promised each request a finish time computed from queue order, and
+            # newer pieces of a handier length must not push it past that. The rest: nearest in
+            # length to the oldest piece first (ties: older first).
+            horizon = self.clock() + 2 * self._full_batch_s(window)
+            window.sort(key=lambda e: (e.job.deadline > horizon, abs(e.length - oldest.length), e.job.seq, e.index))
         picked: list[_Entry] = []
         budget = self.settings.max_batch_tokens
         for entry in window:
@@ -426,6 +451,12 @@ class Scheduler:
             picked.append(entry)
             longest = width
         return picked, longest
+
+    def _full_batch_s(self, window: Sequence[_Entry]) -> float:
+        """Predicted seconds of a full batch of pieces like those in `window`."""
+        size = self.settings.max_batch_size
+        mean = sum(e.length for e in window) / len(window)
+        return self.cost.predict(size, math.ceil(mean * size * self.padding_ratio * self._beams))
 
     # -- bookkeeping -----------------------------------------------------------------------------
 

@@ -333,3 +333,60 @@ def test_after_a_small_batch_the_linger_still_waits_long_enough_for_its_client()
     sizes = run(main())
     assert sum(sizes) == 48
     assert sizes.count(8) >= 4, sizes
+
+
+def test_a_piece_that_cannot_wait_another_batch_is_not_passed_over_for_its_length():
+    # Length grouping picks the pieces nearest in length to the oldest; a long piece whose deadline
+    # falls before the next batch would end must still go now, or admission's promise is broken.
+    model = FakeModel(fixed_s=0.02, per_piece_s=0.0)
+    model.gate = threading.Event()
+    now = [0.0]
+    long = " ".join(["w"] * 30)
+
+    async def main():
+        scheduler = Scheduler(
+            model, tokens, SchedulerSettings(max_batch_size=2, max_latency_s=60.0), clock=lambda: now[0]
+        )
+        scheduler.start()
+        model.gate.set()
+        await scheduler.submit([piece("calibrate a"), piece("calibrate b")])
+        await scheduler.submit([piece("calibrate c")])
+        model.gate.clear()
+        hold = asyncio.ensure_future(scheduler.submit([piece("hold")]))
+        await asyncio.sleep(0.05)  # the model is busy with "hold"
+        first = asyncio.ensure_future(scheduler.submit([piece("a")]))
+        await asyncio.sleep(0)
+        urgent = asyncio.ensure_future(scheduler.submit([piece(f"{long} urgent")], timeout_s=1.0))
+        await asyncio.sleep(0)
+        rest = [asyncio.ensure_future(scheduler.submit([piece(t)])) for t in ("c", "d")]
+        await asyncio.sleep(0.01)
+        now[0] = 0.99  # "urgent" is due at 1.0: it cannot wait for the batch after next
+        model.gate.set()
+        await asyncio.gather(hold, first, urgent, *rest)
+        await scheduler.close()
+
+    run(main())
+    after_hold = model.batches[model.batches.index(["hold"]) + 1]
+    assert f"{long} urgent" in after_hold, model.batches
+    assert "a" in after_hold  # the oldest still goes along
+
+
+def test_admission_pads_the_queue_like_recent_batches():
+    # The cost model is fitted on padded tokens; predicting from the queue's real lengths alone
+    # would promise finishes too early when batches mix lengths.
+    model = FakeModel()
+    long = " ".join(["w"] * 30)  # 32 tokens
+
+    async def main():
+        scheduler = make(model, max_batch_size=2)
+        scheduler.start()
+        await scheduler.submit([piece("x"), piece(long)])  # 3 + 32 real tokens, padded to 2 x 32
+        ratio = scheduler.padding_ratio
+        fixed, per_piece, per_token = scheduler.cost.coefficients
+        predicted = scheduler.predicted_wait(Priority.INTERACTIVE, 2, 35)
+        await scheduler.close()
+        return ratio, predicted, (fixed, per_piece, per_token)
+
+    ratio, predicted, (fixed, per_piece, per_token) = run(main())
+    assert ratio == pytest.approx(64 / 35)
+    assert predicted == pytest.approx(fixed + 2 * per_piece + per_token * 64)
