@@ -304,7 +304,10 @@ class Scheduler:
             outstanding=len(pieces),
         )
         finish = now + self.predicted_wait(priority, len(pieces), sum(lengths))
-        if self.cost.ready and finish > job.deadline:
+        # A request with nothing ahead of it is admitted even if it is predicted late: it cannot be
+        # answered any sooner, and refused it would be refused again every time it came back.
+        alone = self._running is None and not any(self._queues[p] for p in Priority if p <= priority)
+        if self.cost.ready and finish > job.deadline and not alone:
             self.observer.refused("deadline")
             # After `finish - deadline` seconds the work now ahead of it is done: then it would fit.
             retry = max(1.0, math.ceil(finish - job.deadline))
@@ -434,12 +437,19 @@ class Scheduler:
         window = list(itertools.islice(queue, slots * max(1, self.settings.group_window_batches)))
         oldest = window[0]
         if len(window) > slots:
-            # Pieces that would miss their deadline if left for the next batch go first, in queue
-            # order: admission promised each request a finish time computed from queue order, and
-            # newer pieces of a handier length must not push it past that. The rest: nearest in
-            # length to the oldest piece first (ties: older first).
+            # Pieces that would miss their deadline if left for the next batch go first, earliest
+            # deadline first: admission promised each request a finish time computed from queue
+            # order, and newer pieces of a handier length must not push it past that (under
+            # overload every queued piece is such a piece, and the order is then the queue's).
+            # The rest: nearest in length to the oldest piece first (ties: older first).
             horizon = self.clock() + 2 * self._full_batch_s(window)
-            window.sort(key=lambda e: (e.job.deadline > horizon, abs(e.length - oldest.length), e.job.seq, e.index))
+
+            def order(e: _Entry) -> tuple[bool, float, int, int, int]:
+                if e.job.deadline <= horizon:
+                    return (False, e.job.deadline, 0, e.job.seq, e.index)
+                return (True, 0.0, abs(e.length - oldest.length), e.job.seq, e.index)
+
+            window.sort(key=order)
         picked: list[_Entry] = []
         budget = self.settings.max_batch_tokens
         for entry in window:

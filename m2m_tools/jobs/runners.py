@@ -6,7 +6,8 @@ requests in flight:
 * :class:`HttpRunner` posts them to ``{url}/translation`` concurrently at bulk priority
   (``Priority: u=7``, RFC 9218), so the server's cross-request batching does the work exactly as
   in production; it retries 429, 502, 503 and 504 answers (and connection failures) with backoff, honouring
-  ``Retry-After``. Each request opens its own connection, so behind a Kubernetes Service the
+  ``Retry-After``, and keeps fewer requests in flight while the server refuses for being full
+  (:class:`InFlightLimit`). Each request opens its own connection, so behind a Kubernetes Service the
   requests spread over every replica, including ones the autoscaler adds during the job;
 * :class:`LocalRunner` runs :func:`translator.pipeline.translate_payload`, the service's own
   validation, sentence splitting and rejoining, with an engine call that merges the pieces of all
@@ -126,6 +127,53 @@ def retry_delay(attempt: int, retry_after: str | None, *, base: float, cap: floa
     return min(cap, base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
+class InFlightLimit:
+    """At most `limit` requests in flight, `limit` adapting to the server's refusals (AIMD).
+
+    A 429 or a 503 with ``Retry-After`` means the server is healthy but full: the service refuses
+    what it predicts it cannot answer within its latency objective. Sending the same number of
+    requests again would be refused again, so the limit halves (once per round of requests: the
+    refusals of requests sent before the last decrease do not count again) and grows back by one
+    per round of successes, up to `maximum`. The job then keeps as many requests in flight as
+    the replicas it reaches can answer in time, whatever their number and speed.
+    """
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = max(1, maximum)
+        self.limit = self.maximum
+        self.in_flight = 0
+        self.successes = 0
+        self._credit = 0.0
+        self._decreases = 0
+        self._changed = asyncio.Condition()
+
+    async def acquire(self) -> int:
+        """Waits for a slot; returns the round (decrease count) the request is sent in."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.in_flight < self.limit)
+            self.in_flight += 1
+            return self._decreases
+
+    async def release(self) -> None:
+        async with self._changed:
+            self.in_flight -= 1
+            self._changed.notify_all()
+
+    def succeeded(self) -> None:
+        self.successes += 1
+        self._credit += 1 / self.limit
+        if self._credit >= 1 and self.limit < self.maximum:
+            self._credit = 0.0
+            self.limit += 1
+
+    def refused(self, sent_in_round: int) -> None:
+        if sent_in_round == self._decreases and self.limit > 1:
+            self._decreases += 1
+            self._credit = 0.0
+            self.limit = max(1, self.limit // 2)
+            logger.info("the server is full: %d requests in flight at most, for now", self.limit)
+
+
 class HttpRunner:
     def __init__(
         self,
@@ -150,7 +198,7 @@ class HttpRunner:
         self.max_backoff_s = max_backoff_s
         self.retries = 0
         self._session: aiohttp.ClientSession | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: InFlightLimit | None = None
 
     async def start(self) -> None:
         import aiohttp
@@ -165,7 +213,7 @@ class HttpRunner:
             raise_for_status=False,
             headers={"Priority": BULK_PRIORITY},
         )
-        self._slots = asyncio.Semaphore(self.concurrency)
+        self._slots = InFlightLimit(self.concurrency)
 
     async def close(self) -> None:
         if self._session is not None:
@@ -193,22 +241,27 @@ class HttpRunner:
                 "records": [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
             }
         }
-        assert self._slots is not None, "start() first"
-        async with self._slots:
-            answer = await self._request("POST", "/translation", body)
+        answer = await self._request("POST", "/translation", body)
         return records_from(answer, ids, f"POST {self.url}/translation")
 
     async def _request(self, method: str, path: str, body: Any) -> Any:
         import aiohttp
 
-        assert self._session is not None, "start() first"
+        assert self._session is not None and self._slots is not None, "start() first"
+        slots = self._slots
         url = f"{self.url}{path}"
-        for attempt in range(1, self.max_retries + 2):
+        attempt = 0
+        while True:
             retry_after: str | None = None
+            full = False
+            successes_before = slots.successes
+            sent_in = await slots.acquire()  # the slot is held for the exchange, not the wait after it
             try:
                 async with self._session.request(method, url, json=body) as response:
                     if response.status == 200:
-                        return await response.json(content_type=None)
+                        answer = await response.json(content_type=None)
+                        slots.succeeded()
+                        return answer
                     text = await response.text()
                     if 400 <= response.status < 500 and response.status not in RETRY_STATUSES:
                         raise RequestRejected(
@@ -218,15 +271,23 @@ class HttpRunner:
                         raise RunnerError(f"{method} {url} answered {response.status}: {_error_message(text)}")
                     retry_after = response.headers.get("Retry-After")
                     problem = f"{response.status} {_error_message(text)}"
+                    full = response.status == 429 or (response.status == 503 and retry_after is not None)
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
+            finally:
+                await slots.release()
+            if full:
+                slots.refused(sent_in)
+            # A server that is full but answering others is no failure: such a refusal counts
+            # against the retries only when no request at all succeeded since this one was sent.
+            if not (full and slots.successes > successes_before):
+                attempt += 1
             if attempt > self.max_retries:
                 raise RunnerError(f"{method} {url} failed {attempt} times, last with {problem}")
-            delay = retry_delay(attempt, retry_after, base=self.backoff_s, cap=self.max_backoff_s)
+            delay = retry_delay(max(attempt, 1), retry_after, base=self.backoff_s, cap=self.max_backoff_s)
             self.retries += 1
-            logger.info("%s %s: %s; retry %d in %.1f s", method, url, problem, attempt, delay)
+            logger.info("%s %s: %s; retry in %.1f s", method, url, problem, delay)
             await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
 
 
 def _error_message(text: str) -> str:

@@ -174,6 +174,75 @@ def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
     assert lines(tmp_path / "out.txt") == ["A", "B", "", "C", ""]
 
 
+def test_a_full_server_gets_fewer_requests_in_flight_and_the_job_finishes(tmp_path):
+    """The service refuses (503 + Retry-After) what it cannot answer in time. A job with more
+    requests in flight than that must slow down and finish, not spend its retries and stop."""
+    from aiohttp import web
+
+    capacity = 3
+    state = {"in_flight": 0, "max_admitted": 0, "refused": 0}
+
+    async def translation(request: web.Request) -> web.Response:
+        records = (await request.json())["payload"]["records"]
+        if state["in_flight"] >= capacity:
+            state["refused"] += 1
+            return web.json_response({"error": "the engine is overloaded"}, status=503, headers={"Retry-After": "0"})
+        state["in_flight"] += 1
+        state["max_admitted"] = max(state["max_admitted"], state["in_flight"])
+        try:
+            await asyncio.sleep(0.02)
+            return web.json_response({"result": [{"id": r["id"], "text": r["text"].upper()} for r in records]})
+        finally:
+            state["in_flight"] -= 1
+
+    async def scenario() -> HttpRunner:
+        app = web.Application()
+        app.add_routes([web.post("/translation", translation)])
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        try:
+            texts = [f"line {i}" for i in range(200)]
+            (tmp_path / "in.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+            units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            # Two retries would not survive the first wave of refusals without the adaptive limit.
+            http = HttpRunner(f"http://127.0.0.1:{port}", concurrency=16, max_retries=2, backoff_s=0.01)
+            options = Options(chunk_size=50, records_per_request=2, progress=False)
+
+            def written(job_state):
+                job_state.unit.write_output(job_state.log, job_state.done)
+
+            summary = await asyncio.to_thread(run_job, units, http, tmp_path / "state", options, on_unit_done=written)
+            assert summary.rejects == 0
+            return http
+        finally:
+            await runner.cleanup()
+
+    http = asyncio.run(scenario())
+    assert lines(tmp_path / "out.txt") == [f"LINE {i}" for i in range(200)] + [""]
+    assert state["refused"] > 0 and state["max_admitted"] <= capacity
+    assert http._slots is not None and http._slots.limit < 16  # it learned to send fewer
+
+
+def test_in_flight_limit_halves_once_per_round_of_refusals_and_grows_back():
+    from m2m_tools.jobs.runners import InFlightLimit
+
+    limit = InFlightLimit(16)
+    limit.refused(sent_in_round=0)
+    limit.refused(sent_in_round=0)  # the same wave of requests: no second halving
+    assert limit.limit == 8
+    limit.refused(sent_in_round=1)
+    assert limit.limit == 4
+    for _ in range(4):
+        limit.succeeded()
+    assert limit.limit == 5  # one more per round of successes
+    for _ in range(200):
+        limit.succeeded()
+    assert limit.limit == 16
+
+
 @pytest.mark.parametrize(("concurrency", "expected"), [(1, 2), (32, 2), (64, 3), (100, 5)])
 def test_enough_chunks_in_flight_to_keep_the_requests_going(concurrency, expected):
     # 256-record chunks at 8 records a request are 32 requests: one chunk more than the

@@ -390,3 +390,53 @@ def test_admission_pads_the_queue_like_recent_batches():
     ratio, predicted, (fixed, per_piece, per_token) = run(main())
     assert ratio == pytest.approx(64 / 35)
     assert predicted == pytest.approx(fixed + 2 * per_piece + per_token * 64)
+
+
+def test_when_every_queued_piece_is_due_soon_batches_follow_deadlines_not_lengths():
+    # Under overload every admitted piece is close to its deadline; grouping by length would then
+    # let newer short pieces pass an admitted long one batch after batch.
+    model = FakeModel(fixed_s=0.02, per_piece_s=0.0)
+    now = [0.0]
+    long = " ".join(["w"] * 30)
+
+    async def main():
+        settings = SchedulerSettings(max_batch_size=2, max_latency_s=1.0)
+        scheduler = Scheduler(model, tokens, settings, clock=lambda: now[0])
+        scheduler.start()
+        await scheduler.submit([piece("calibrate a"), piece("calibrate b")])
+        await scheduler.submit([piece("calibrate c")])
+        model.gate = threading.Event()
+        hold = asyncio.ensure_future(scheduler.submit([piece("hold")]))
+        await asyncio.sleep(0.05)
+        texts = ["a", f"{long} second", "c", "d"]
+        tasks = []
+        for text in texts:
+            tasks.append(asyncio.ensure_future(scheduler.submit([piece(text)])))
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
+        now[0] = 0.99  # everything queued is due at 1.0
+        model.gate.set()
+        await asyncio.gather(hold, *tasks)
+        await scheduler.close()
+
+    run(main())
+    after_hold = model.batches[model.batches.index(["hold"]) + 1]
+    assert after_hold == ["a", f"{long} second"], model.batches
+
+
+def test_a_request_with_nothing_ahead_is_admitted_even_if_predicted_late():
+    # Refusing it would be pointless: it cannot be answered sooner, and it would be refused again
+    # on every retry.
+    model = FakeModel(fixed_s=0.05, per_piece_s=0.01)
+
+    async def main():
+        scheduler = make(model, max_batch_size=4, max_latency_s=0.02)
+        scheduler.start()
+        await scheduler.submit([piece("calibrate")] * 4)
+        await scheduler.submit([piece("calibrate again")])
+        assert scheduler.predicted_wait(Priority.INTERACTIVE, 4, 12) > 0.02
+        answered = await scheduler.submit([piece(f"big{i}") for i in range(4)])
+        await scheduler.close()
+        return answered
+
+    assert [r.text for r in run(main())] == [f"BIG{i}" for i in range(4)]
