@@ -338,12 +338,19 @@ class Scheduler:
         total = len(ahead) + pieces
         if total == 0:
             return self._running_left()
-        batches = math.ceil(total / self.settings.max_batch_size)
-        # Every batch pays the fixed cost; tokens are padded to each batch's longest piece, by as
-        # much as recent batches were.
+        # Tokens are padded to each batch's longest piece, by as much as recent batches were.
         real = sum(e.length for e in ahead) + tokens
-        fixed, per_piece, per_token = self.cost.coefficients
-        work = batches * fixed + per_piece * total + per_token * real * self.padding_ratio * self._beams
+        per_piece_tokens = real * self.padding_ratio * self._beams / total
+        size = self.settings.max_batch_size
+        full, last = divmod(total, size)
+        if last and (self._running is not None or ahead):
+            # On a busy engine the request's own batch fills up behind it (later arrivals take
+            # its free places) and costs a full batch: priced at its own size, a queue of 58
+            # pieces was predicted at 15 s and took 20 s (overload point, max_latency_ms 15000).
+            full, last = full + 1, 0
+        work = full * self.cost.predict(size, math.ceil(per_piece_tokens * size))
+        if last:
+            work += self.cost.predict(last, math.ceil(per_piece_tokens * last))
         return self._running_left() + work
 
     @property
@@ -376,6 +383,14 @@ class Scheduler:
                 results = [PieceResult(error=f"{type(exc).__name__}: {exc}")] * len(pieces)
             seconds = time.perf_counter() - started
             self._running = None
+            logger.debug(
+                "batch of %d pieces, %d padded tokens: %.2f s (predicted %.2f s), %d pieces still queued",
+                len(pieces),
+                batch.padded_tokens,
+                seconds,
+                self._running_predicted,
+                self._queued_pieces,
+            )
             self.cost.observe(len(pieces), batch.padded_tokens, seconds)
             self._padded_decayed = PADDING_DECAY * self._padded_decayed + batch.padded_tokens
             self._real_decayed = PADDING_DECAY * self._real_decayed + batch.real_tokens * self._beams

@@ -440,3 +440,33 @@ def test_a_request_with_nothing_ahead_is_admitted_even_if_predicted_late():
         return answered
 
     assert [r.text for r in run(main())] == [f"BIG{i}" for i in range(4)]
+
+
+def test_on_a_busy_engine_a_request_is_priced_at_a_full_batch():
+    # Later arrivals fill the free places of its batch, so its batch costs a full one; priced at
+    # its own size, admission promised finishes a batch too early under overload.
+    model = FakeModel(fixed_s=0.01, per_piece_s=0.0)
+    model.gate = threading.Event()
+    now = [0.0]
+
+    async def main():
+        scheduler = Scheduler(
+            model, tokens, SchedulerSettings(max_batch_size=8, max_latency_s=60.0), clock=lambda: now[0]
+        )
+        for pieces, seconds in ((1, 1.0), (8, 3.0), (4, 2.0)):
+            scheduler.cost.observe(pieces, pieces * 3, seconds)
+        idle = scheduler.predicted_wait(Priority.INTERACTIVE, 1, 3)
+        expected = scheduler.cost.predict(1, 3), scheduler.cost.predict(8, 24)
+        scheduler.start()
+        busy = asyncio.ensure_future(scheduler.submit([piece("x")]))
+        await asyncio.sleep(0.05)  # "x" is running, gated
+        now[0] = 100.0  # past its predicted end: nothing left of it in the prediction
+        loaded = scheduler.predicted_wait(Priority.INTERACTIVE, 1, 3)
+        model.gate.set()
+        await busy
+        await scheduler.close()
+        return idle, loaded, expected
+
+    idle, loaded, (one, full) = run(main())
+    assert idle == pytest.approx(one)
+    assert loaded == pytest.approx(full)
