@@ -26,7 +26,7 @@ from m2m_tools.cli import configure_logging, with_tqdm_logging
 from m2m_tools.corpus import JSONL, TEXT, CorpusError, FileUnit, plan_units, write_rejects
 from m2m_tools.jobs.checkpoint import CheckpointError, exclusive
 from m2m_tools.jobs.job import JobError, Options, UnitState, run_job
-from m2m_tools.jobs.runners import HttpRunner, LocalRunner, Runner, RunnerError
+from m2m_tools.jobs.runners import RunnerError, runner_from_args
 
 logger = logging.getLogger("m2m_tools.bulk")
 
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rejects_path = args.rejects or output.with_name(output.name + REJECTS_SUFFIX)
     try:
         units = plan_units(args.input, output, source=args.source, target=args.target, forced_format=args.format)
-        runner = _runner(args)
+        runner = runner_from_args(args, CorpusError)
         options = Options(
             chunk_size=args.chunk_size,
             records_per_request=args.records_per_request,
@@ -123,23 +123,6 @@ def _write_output(state: UnitState) -> None:
     assert isinstance(unit, FileUnit)
     unit.write_output(state.log, state.done)
     logger.debug("wrote %s", unit.output)
-
-
-def _runner(args: argparse.Namespace) -> Runner:
-    if args.url:
-        return HttpRunner(
-            args.url,
-            concurrency=args.concurrency,
-            timeout_s=args.timeout,
-            max_retries=args.max_retries,
-            system_name=args.system_name,
-        )
-    if not args.model.is_dir():
-        raise CorpusError(f"--model {args.model}: no such directory")
-    try:
-        return LocalRunner(args.model)
-    except RunnerError as exc:
-        raise CorpusError(f"--model {args.model}: {exc}") from exc
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ from m2m_tools.evaluation.report import (
 from m2m_tools.evaluation.score import AUTO, Scoring, score, tokenizers
 from m2m_tools.jobs.checkpoint import CheckpointError, atomic_write_text, digest, exclusive, lines_digest
 from m2m_tools.jobs.job import Entry, Item, JobError, Options, UnitState, run_job
-from m2m_tools.jobs.runners import HttpRunner, LocalRunner, Runner, RunnerError
+from m2m_tools.jobs.runners import Runner, RunnerError, runner_from_args
 from translator import limits
 
 logger = logging.getLogger("m2m_tools.evaluation")
@@ -305,7 +305,7 @@ def _run_main(argv: list[str]) -> int:
     try:
         directions = [d for d in (args.directions or "").split(",") if d.strip()]
         data = load_eval_data(args.data, directions)
-        runner = _runner(args)
+        runner = runner_from_args(args, DataError)
         options = RunOptions(
             chunk_size=args.chunk_size,
             records_per_request=args.records_per_request,
@@ -326,23 +326,6 @@ def _run_main(argv: list[str]) -> int:
     print(render_markdown(report))  # noqa: T201 - CLI output: the report
     logger.info("done in %.1f s; outputs in %s", time.perf_counter() - started, args.output)
     return EXIT_OK
-
-
-def _runner(args: argparse.Namespace) -> Runner:
-    if args.url:
-        return HttpRunner(
-            args.url,
-            concurrency=args.concurrency,
-            timeout_s=args.timeout,
-            max_retries=args.max_retries,
-            system_name=args.system_name,
-        )
-    if not args.model.is_dir():
-        raise DataError(f"--model {args.model}: no such directory")
-    try:
-        return LocalRunner(args.model)
-    except RunnerError as exc:
-        raise DataError(f"--model {args.model}: {exc}") from exc
 
 
 if __name__ == "__main__":

@@ -127,6 +127,26 @@ def retry_delay(attempt: int, retry_after: str | None, *, base: float, cap: floa
     return min(cap, base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
+def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
+    """The runner the tools' shared flags ask for: ``--url`` (with ``--concurrency``, ``--timeout``,
+    ``--max-retries``, ``--system-name``) or ``--model``; a bad ``--model`` raises ``invalid(message)``,
+    the calling tool's own bad-input error."""
+    if args.url:
+        return HttpRunner(
+            args.url,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+            max_retries=args.max_retries,
+            system_name=args.system_name,
+        )
+    if not args.model.is_dir():
+        raise invalid(f"--model {args.model}: no such directory")
+    try:
+        return LocalRunner(args.model)
+    except RunnerError as exc:
+        raise invalid(f"--model {args.model}: {exc}") from exc
+
+
 class InFlightLimit:
     """At most `limit` requests in flight, `limit` adapting to the server's refusals (AIMD).
 
