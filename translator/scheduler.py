@@ -348,9 +348,9 @@ class Scheduler:
             # its free places) and costs a full batch: priced at its own size, a queue of 58
             # pieces was predicted at 15 s and took 20 s (overload point, max_latency_ms 15000).
             full, last = full + 1, 0
-        work = full * self.cost.predict(size, math.ceil(per_piece_tokens * size))
+        work = full * self._batch_s(size, per_piece_tokens)
         if last:
-            work += self.cost.predict(last, math.ceil(per_piece_tokens * last))
+            work += self._batch_s(last, per_piece_tokens)
         return self._running_left() + work
 
     @property
@@ -477,11 +477,14 @@ class Scheduler:
             longest = width
         return picked, longest
 
+    def _batch_s(self, pieces: int, padded_tokens_per_piece: float) -> float:
+        """Predicted seconds of a batch of `pieces` pieces."""
+        return self.cost.predict(pieces, math.ceil(padded_tokens_per_piece * pieces))
+
     def _full_batch_s(self, window: Sequence[_Entry]) -> float:
         """Predicted seconds of a full batch of pieces like those in `window`."""
-        size = self.settings.max_batch_size
         mean = sum(e.length for e in window) / len(window)
-        return self.cost.predict(size, math.ceil(mean * size * self.padding_ratio * self._beams))
+        return self._batch_s(self.settings.max_batch_size, mean * self.padding_ratio * self._beams)
 
     # -- bookkeeping -----------------------------------------------------------------------------
 
