@@ -68,12 +68,18 @@ class EngineClient:
                 raise
             except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
                 # A dropped connection or an answer cut short: a stale pooled connection (the pool
-                # recycling it, or kept from before an engine restart), or a dead engine. The probe
-                # tells them apart, and translation is idempotent, so a retry is safe.
+                # recycling it, or kept from before an engine restart), or a dead engine; a refused
+                # connection: a full accept backlog, or an engine that is gone or got SIGTERM. The
+                # probe tells them apart, and translation is idempotent, so a retry is safe.
                 if attempt < self.attempts and await self.gate.probe():
                     logger.warning("engine call failed (%s: %s); retrying", type(exc).__name__, exc)
                     continue
-                self.gate.mark_down(f"the translation engine is unreachable ({type(exc).__name__})")
+                # An engine that refuses connections while it drains still answers the calls it
+                # holds, on their own connections: refuse new calls but leave those to finish.
+                self.gate.mark_down(
+                    f"the translation engine is unreachable ({type(exc).__name__})",
+                    abandon_waiting=not isinstance(exc, aiohttp.ClientConnectorError),
+                )
                 raise Unavailable(f"the translation engine is unreachable: {type(exc).__name__}") from exc
             except TimeoutError as exc:
                 raise GatewayTimeout("the translation engine did not answer in time") from exc

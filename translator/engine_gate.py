@@ -8,9 +8,13 @@ a gate:
 - **up**: calls pass. A watchdog asks the engine's `/readyz` every few seconds with a short
   timeout; several failures in a row, or a dropped connection that a probe does not explain away,
   close the gate.
-- **down**: calls are refused at once (503, Retry-After), calls already waiting on the engine are
-  cancelled and answered 503 too, and a recovery loop probes twice a second until the engine says
-  ready again (it says so only after its warm-up). The gate starts down ("starting").
+- **down**: calls are refused at once (503, Retry-After), and a recovery loop probes twice a
+  second until the engine says ready again (it says so only after its warm-up). The gate starts
+  down ("starting"). Calls already waiting on the engine are cancelled and answered 503 too, but
+  only when the engine stopped *answering* (a probe timed out, a connection dropped): those calls
+  would hang. When it *refuses* new connections, as it does from the moment it gets SIGTERM while
+  it drains the calls it has, the waiting calls still get their answers: abandoning them turned a
+  graceful shutdown into a burst of 503s.
 - **dead**: down for longer than `dead_after_s` after having been up once. `/livez` turns false,
   so Kubernetes restarts the container: the way out when the engine will not come back.
 """
@@ -18,6 +22,7 @@ a gate:
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +34,14 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Probe = Callable[[float], Awaitable[bool]]
+
+
+class Check(enum.Enum):
+    """One probe's outcome: the engine said ready, said no (or refused the connection), or was silent."""
+
+    READY = "ready"
+    NOT_READY = "not ready"
+    SILENT = "silent"
 
 
 class EngineGate:
@@ -73,27 +86,35 @@ class EngineGate:
         self.down_since = None
         self._seen_up = True
 
-    def mark_down(self, reason: str) -> None:
-        if self.down_since is not None:
-            return
-        logger.warning("translation engine unavailable: %s; refusing calls until it is ready", reason)
-        self.down_since = self._clock()
-        self.reason = reason
-        for task in list(self._waiting):
-            task.cancel()
-        self._spawn(self._recover())
+    def mark_down(self, reason: str, *, abandon_waiting: bool = True) -> None:
+        """Refuse new calls; `abandon_waiting=False` lets calls the engine already holds finish."""
+        if self.down_since is None:
+            logger.warning("translation engine unavailable: %s; refusing calls until it is ready", reason)
+            self.down_since = self._clock()
+            self.reason = reason
+            self._spawn(self._recover())
+        if abandon_waiting:
+            for task in list(self._waiting):
+                task.cancel()
 
     # -- probing -------------------------------------------------------------------------------
 
     async def probe(self) -> bool:
         """One bounded readiness question; any failure (refused, reset, timeout) is a no."""
+        return await self._check() is Check.READY
+
+    async def _check(self) -> Check:
         try:
-            return bool(await asyncio.wait_for(self._probe(self.probe_timeout_s), self.probe_timeout_s))
+            ready = await asyncio.wait_for(self._probe(self.probe_timeout_s), self.probe_timeout_s)
         except asyncio.CancelledError:
             raise
+        except TimeoutError:
+            logger.debug("engine probe timed out after %.1fs", self.probe_timeout_s)
+            return Check.SILENT
         except Exception as exc:  # noqa: BLE001 - whatever the client raises, the answer is "not ready"
             logger.debug("engine probe failed: %r", exc)
-            return False
+            return Check.NOT_READY
+        return Check.READY if ready else Check.NOT_READY
 
     def start(self) -> None:
         """Begin watching (call from within the worker's event loop)."""
@@ -119,13 +140,19 @@ class EngineGate:
             if not self.is_up:
                 failures = 0
                 continue
-            if await self.probe():
+            check = await self._check()
+            if check is Check.READY:
                 failures = 0
                 continue
             failures += 1
             if failures >= self.failures_to_close:
-                # Several in a row: one slow answer from a busy engine is not a death.
-                self.mark_down(f"the translation engine did not answer {failures} health checks")
+                # Several in a row: one slow answer from a busy engine is not a death. Only an engine
+                # that stopped answering strands the calls it holds; one that refuses or says "not
+                # ready" (draining on SIGTERM) still answers them.
+                self.mark_down(
+                    f"the translation engine did not answer {failures} health checks",
+                    abandon_waiting=check is Check.SILENT,
+                )
                 failures = 0
 
     def _spawn(self, coro: Awaitable[None]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import types
 
 import aiohttp
 import pytest
@@ -161,3 +162,33 @@ def test_a_disconnect_cancels_the_work_and_a_normal_end_leaves_nothing_running()
         assert len(asyncio.all_tasks()) == 1  # only main(): the watcher is gone
 
     run(main())
+
+
+def test_a_refused_connection_refuses_new_calls_but_lets_calls_the_engine_holds_finish():
+    # After SIGTERM the engine stops accepting connections while it drains the calls it holds: a
+    # request that comes too late gets a 503, and the requests in flight still get their answers.
+    async def scenario():
+        held = asyncio.get_running_loop().create_future()
+
+        async def call(pieces, priority, timeout_ms):
+            if pieces[0].text == "late":
+                key = types.SimpleNamespace(host="engine", port=None, ssl=False)
+                raise aiohttp.ClientConnectorError(key, ConnectionRefusedError(111, "Connection refused"))  # type: ignore[arg-type]
+            return await held
+
+        async def probe(timeout: float) -> bool:
+            raise ConnectionRefusedError(111, "Connection refused")
+
+        gate = EngineGate(probe, watch_interval_s=3600)
+        gate.mark_up()
+        client = EngineClient(gate, call)
+        in_flight = asyncio.ensure_future(client.translate(PIECES))
+        await asyncio.sleep(0.01)
+        with pytest.raises(Unavailable, match="unreachable: ClientConnectorError"):
+            await client.translate([Piece(text="late", source="en", target="fr")])
+        assert not gate.is_up
+        held.set_result(ok())
+        assert [r.text for r in await asyncio.wait_for(in_flight, 1.0)] == ["Bonjour."]
+        await gate.close()
+
+    run(scenario())

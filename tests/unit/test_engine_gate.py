@@ -14,10 +14,13 @@ class FakeEngine:
     def __init__(self, ready: bool = True) -> None:
         self.ready = ready
         self.hang = False
+        self.refuse = False
         self.probes = 0
 
     async def is_ready(self, timeout: float) -> bool:
         self.probes += 1
+        if self.refuse:
+            raise ConnectionRefusedError(111, "Connection refused")
         if self.hang:
             await asyncio.sleep(3600)
         return self.ready
@@ -155,6 +158,43 @@ def test_a_gate_closed_after_a_death_refuses_without_waiting() -> None:
         with pytest.raises(Unavailable, match="gone"):
             await asyncio.wait_for(gate.call(lambda: asyncio.sleep(0)), 0.5)
         assert engine.probes - probes <= 1  # only the recovery loop's own probe, if any
+        await gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_an_engine_that_refuses_probes_closes_the_gate_but_its_calls_still_finish() -> None:
+    # Draining on SIGTERM: no new connections, but the calls it holds are answered.
+    async def scenario() -> None:
+        engine = FakeEngine()
+        gate = gate_for(engine, failures_to_close=2)
+        gate.mark_up()
+        answer = asyncio.get_running_loop().create_future()
+        waiting = asyncio.ensure_future(gate.call(lambda: answer))
+        await asyncio.sleep(0.01)
+        engine.refuse = True
+        gate.start()
+        await until(lambda: not gate.is_up)
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        answer.set_result("answered")
+        assert await asyncio.wait_for(waiting, 1.0) == "answered"
+        await gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_an_engine_that_stops_answering_strands_no_call() -> None:
+    # A hung engine (or a dead one whose socket the arbiter keeps open): waiting calls get a 503.
+    async def scenario() -> None:
+        engine = FakeEngine()
+        gate = gate_for(engine, failures_to_close=2)
+        gate.mark_up()
+        waiting = asyncio.ensure_future(gate.call(lambda: asyncio.sleep(3600)))
+        engine.hang = True
+        gate.start()
+        with pytest.raises(Unavailable, match="did not answer 2 health checks"):
+            await asyncio.wait_for(waiting, 2.0)
         await gate.close()
 
     asyncio.run(scenario())
