@@ -54,7 +54,7 @@ class Worker:
 
         settings = load_settings(Path(os.environ[CONFIG_ENV]))
         workers = int(os.environ.get(WORKERS_ENV, "1"))
-        engine = dataclasses.replace(settings.engine, torch_threads=max(1, cores() // workers), warmup=True)
+        engine = dataclasses.replace(settings.engine, threads=max(1, cores() // workers), warmup=True)
         self.translator = Translator(os.environ[MODEL_ENV], engine, settings.generation)
         self.languages = frozenset(self.translator.languages)
         self.lock = asyncio.Lock()

@@ -7,6 +7,7 @@ port; the end-to-end tests share one per session.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +32,19 @@ def fixture_model() -> Path:
     from fixture.build import build_fixture
 
     return build_fixture(FIXTURE_DIR)
+
+
+@pytest.fixture(scope="session")
+def converted_fixture_model(fixture_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture model with its CTranslate2 conversion beside it, as save_model.py stores it."""
+    from translator.backends.ctranslate2_convert import convert, converted_path
+
+    directory = tmp_path_factory.mktemp("fixture-ctranslate2")
+    for path in fixture_model.iterdir():
+        if path.is_file():
+            shutil.copy2(path, directory / path.name)
+    convert(fixture_model, converted_path(directory))
+    return directory
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 
 CONFIG_ENV = "BENTOML_CONFIG"
@@ -80,17 +80,40 @@ class Generation:
     forced_new_tokens: Positive | None = None
 
 
+Backend = Literal["auto", "transformers", "ctranslate2"]
+# The precision the model runs in. `int8`: weights in 8 bits, on CPU (torch's dynamic quantization
+# of the linear layers under transformers, CTranslate2's int8 kernels). The `int8_*` mixes
+# (int8 weights, half-precision activations) are CTranslate2's, for CUDA.
+Dtype = Literal["auto", "float32", "float16", "bfloat16", "int8", "int8_float16", "int8_bfloat16"]
+CTRANSLATE2_ONLY_DTYPES = frozenset({"int8_float16", "int8_bfloat16"})
+
+
 @dataclass(frozen=True, config=_SECTION)
 class Engine:
     # Padded source tokens times beams allowed in one `generate` call: bounds activation memory
     # whatever the mix of short and long sentences in a batch.
     max_batch_tokens: Positive = 8192
+    # Which engine runs the model (translator/backends); `auto` picks per device the fastest one
+    # measured (translator.backends.resolve), and the precision with `dtype: auto`.
+    backend: Backend = "auto"
     device: Annotated[str, Field(pattern=r"^(auto|cpu|cuda(:\d+)?)$", strict=True)] = "auto"
-    dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
-    torch_threads: Positive | None = None
+    dtype: Dtype = "auto"
+    # Threads of the model's arithmetic (torch's, or CTranslate2's intra_threads). Null: the CPUs
+    # this process may use (its cgroup's CPU limit and affinity), not the node's cores.
+    threads: Positive | None = None
     # One small batch through the model as it loads, so the first real batch does not pay for
     # lazy initialisation. Readiness waits, in any case, for the scheduler's calibration batches.
     warmup: Flag = True
+
+    @model_validator(mode="after")
+    def _dtype_fits_backend(self) -> Engine:
+        if self.backend == "transformers" and self.dtype in CTRANSLATE2_ONLY_DTYPES:
+            raise ValueError(f"dtype {self.dtype} needs backend ctranslate2 (transformers has no such mix)")
+        if self.backend == "transformers" and self.dtype == "int8" and self.device.startswith("cuda"):
+            raise ValueError("dtype int8 with backend transformers runs on the CPU only (torch's dynamic quantization)")
+        if self.device == "cpu" and self.dtype in CTRANSLATE2_ONLY_DTYPES:
+            raise ValueError(f"dtype {self.dtype} is for CUDA; on the CPU use int8 or float32")
+        return self
 
 
 @dataclass(frozen=True, config=_SECTION)

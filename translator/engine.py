@@ -10,15 +10,13 @@ import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from translator.backends import Backend, Decoding, SpecialIds, load_backend
 from translator.batching import deduplicate, plan_batches
 from translator.config import Engine, Generation
 from translator.schemas import TRUNCATED, Piece, PieceResult
 from translator.segment import UNSPACED_LANGUAGES, split_clause
-
-if TYPE_CHECKING:
-    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -30,21 +28,6 @@ MAX_SPLIT_DEPTH = 3
 _WARMUP_TEXTS = ("Hello.", "This is a somewhat longer sentence that the model translates at start-up.")
 
 
-def resolve_device(device: str, dtype: str) -> tuple[str, torch.dtype]:
-    import torch
-
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if dtype == "auto":
-        if device.startswith("cuda"):
-            # bf16 keeps fp32's range (no overflow in attention) where the GPU has it.
-            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-        else:
-            # Half precision on CPU is slower than fp32 with torch's kernels.
-            dtype = "float32"
-    return device, getattr(torch, dtype)
-
-
 class Translator:
     def __init__(
         self,
@@ -52,47 +35,55 @@ class Translator:
         engine: Engine | None = None,
         generation: Generation | None = None,
     ) -> None:
-        import torch
-        from transformers import M2M100ForConditionalGeneration, M2M100Tokenizer
+        from transformers import GenerationConfig, M2M100Config, M2M100Tokenizer
 
         engine = engine or Engine()
         self.generation = generation or Generation()
         self.max_batch_tokens = engine.max_batch_tokens
-        if engine.torch_threads:
-            torch.set_num_threads(engine.torch_threads)
-        self.device, self.dtype = resolve_device(engine.device, engine.dtype)
 
         self.tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
-        model = M2M100ForConditionalGeneration.from_pretrained(str(model_dir), dtype=self.dtype)
-        self.model = model.to(self.device).eval()  # type: ignore[arg-type]  # transformers' stub wants a model
-
-        config = self.model.generation_config
+        model_config = M2M100Config.from_pretrained(str(model_dir))
+        try:
+            config = GenerationConfig.from_pretrained(str(model_dir))
+        except OSError:
+            config = GenerationConfig.from_model_config(model_config)
         self.num_beams = self.generation.num_beams or config.num_beams or 1
-        # Only the settings the operator chose override the checkpoint's generation config;
-        # passing None would not mean "default" to `generate`.
-        self._overrides = {
-            name: value
-            for name in ("length_penalty", "no_repeat_ngram_size")
-            if (value := getattr(self.generation, name)) is not None
-        }
+        # The operator's settings override the checkpoint's generation config, which every
+        # backend is then given in full (CTranslate2 does not read that file).
+        self.decoding = Decoding(
+            num_beams=self.num_beams,
+            length_penalty=_first(self.generation.length_penalty, config.length_penalty, 1.0),
+            no_repeat_ngram_size=_first(self.generation.no_repeat_ngram_size, config.no_repeat_ngram_size, 0),
+        )
         self.decoder_start_id = int(config.decoder_start_token_id or self.tokenizer.eos_token_id)
         self.eos_id = int(self.tokenizer.eos_token_id)
         self.pad_id = int(self.tokenizer.pad_token_id)
         self.unk_id = int(self.tokenizer.unk_token_id)
         self.lang_ids: dict[str, int] = dict(self.tokenizer.lang_code_to_id)
         # Positions beyond this are not what the model was trained on; the output budget stops here.
-        self.max_positions = int(self.model.config.max_position_embeddings)
+        self.max_positions = int(model_config.max_position_embeddings)
         forced = self.generation.forced_new_tokens
         if forced is not None and not 1 <= forced <= self.max_positions - 2:
             raise ValueError(f"forced_new_tokens must be between 1 and {self.max_positions - 2}, not {forced}")
         self._drop_ids = set(self.tokenizer.all_special_ids) | set(self.lang_ids.values())
         self._drop_ids.discard(self.unk_id)
         self._vocab = self.tokenizer.encoder
-        logger.info(
-            "loaded %s on %s (%s), %d languages, beams=%d",
+
+        self.backend: Backend = load_backend(
             model_dir,
+            engine,
+            self.decoding,
+            SpecialIds(decoder_start=self.decoder_start_id, eos=self.eos_id, pad=self.pad_id),
+            int(model_config.vocab_size),
+        )
+        self.device = self.backend.device
+        self.precision = self.backend.precision
+        logger.info(
+            "loaded %s with %s on %s (%s), %d languages, beams=%d",
+            model_dir,
+            self.backend.name,
             self.device,
-            str(self.dtype).removeprefix("torch."),
+            self.precision,
             len(self.lang_ids),
             self.num_beams,
         )
@@ -236,78 +227,53 @@ class Translator:
 
     def _generate(self, rows: list[list[int]], targets: list[int], full_budget: bool = False) -> list[tuple[str, bool]]:
         """(text, ended) per row: `ended` is false when the output stopped at its length budget."""
-        import torch
-
-        width = max(len(r) for r in rows)
-        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):
-            input_ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-            attention[i, : len(row)] = 1
-        # Per-row target language: the decoder starts from [</s>, __tgt__] in each row, which is
-        # what `forced_bos_token_id` does for a whole batch, so mixed pairs share one call.
-        prefix = torch.tensor([[self.decoder_start_id, t] for t in targets], dtype=torch.long)
         forced = self.generation.forced_new_tokens
         if forced:
             # Benchmarks: exactly `forced` new tokens per row, whatever the (random) weights say.
-            budget = forced
-            lengths = {"min_new_tokens": forced, "max_new_tokens": forced}
-        else:
-            room = self.max_positions - prefix.shape[1]
-            budget = (
-                room
-                if full_budget
-                else min(math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin, room)
-            )
-            lengths = {"max_new_tokens": budget}
-        with torch.inference_mode():
-            output = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                decoder_input_ids=prefix.to(self.device),
-                num_beams=self.num_beams,
-                **lengths,
-                max_length=None,
-                **self._overrides,
-                forced_bos_token_id=None,
-                do_sample=False,
-            )
-        limit = None if forced else budget
-        return [self._decode(row[prefix.shape[1] :].tolist(), limit) for row in output.cpu()]
+            outputs = self.backend.generate(rows, targets, max_new_tokens=forced, min_new_tokens=forced)
+            return [(self._decode(out.ids), True) for out in outputs]
+        # Two decoder positions hold the prefix [</s>, __tgt__].
+        room = self.max_positions - 2
+        width = max(len(r) for r in rows)
+        budget = (
+            room
+            if full_budget
+            else min(math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin, room)
+        )
+        outputs = self.backend.generate(rows, targets, max_new_tokens=budget)
+        return [(self._decode(out.ids), out.ended) for out in outputs]
 
-    def _decode(self, ids: list[int], budget: int | None) -> tuple[str, bool]:
-        ended = True
-        if self.eos_id in ids:
-            ids = ids[: ids.index(self.eos_id)]
-        elif budget is not None and len([i for i in ids if i != self.pad_id]) >= budget:
-            ended = False
+    def _decode(self, ids: list[int]) -> str:
         # Language ids are dropped by id: current transformers no longer counts `__ja__` as a
         # special token, so `skip_special_tokens=True` alone leaves it in the text.
         kept = [i for i in ids if i not in self._drop_ids]
-        return self.tokenizer.decode(kept, skip_special_tokens=True).strip(), ended
+        return self.tokenizer.decode(kept, skip_special_tokens=True).strip()
 
     def _release_memory(self) -> None:
-        if self.device.startswith("cuda"):
-            import torch
-
-            torch.cuda.empty_cache()
+        self.backend.release_memory()
 
     def describe_generation(self) -> dict[str, Any]:
-        """Everything besides the model and the text that decides a translation (cache keys)."""
+        """Everything besides the model and the text that decides a translation (cache keys): the
+        backend and its precision included, since int8 may translate a sentence differently."""
         return {
             "num_beams": self.num_beams,
-            "overrides": self._overrides,
+            "length_penalty": self.decoding.length_penalty,
+            "no_repeat_ngram_size": self.decoding.no_repeat_ngram_size,
             "max_length_ratio": self.generation.max_length_ratio,
             "max_length_margin": self.generation.max_length_margin,
             "forced_new_tokens": self.generation.forced_new_tokens,
-            "dtype": str(self.dtype),
+            "backend": self.backend.name,
+            "dtype": self.precision,
         }
 
     def describe(self) -> dict[str, Any]:
         return {
-            "device": self.device,
-            "dtype": str(self.dtype).removeprefix("torch."),
+            **self.backend.describe(),
             "num_beams": self.num_beams,
             "max_batch_tokens": self.max_batch_tokens,
             "languages": len(self.lang_ids),
         }
+
+
+def _first(*values: Any) -> Any:
+    return next(value for value in values if value is not None)

@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from translator.backends.ctranslate2_backend import CONVERTED_DIR
+from translator.backends.ctranslate2_convert import convert, converted_path, is_converted
 from translator.config import MODEL_NAME
 
 logger = logging.getLogger(__name__)
@@ -142,17 +144,20 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
     files = checkpoint_files(source.directory)
     tag = f"{MODEL_NAME}:{content_version(files)}"
     try:
-        bentoml.models.get(tag)
+        stored = bentoml.models.get(tag)
     except NotFound:
         pass
     else:
-        if str(bentoml.models.get(f"{MODEL_NAME}:latest").tag) == tag:
+        latest = str(bentoml.models.get(f"{MODEL_NAME}:latest").tag) == tag
+        if latest and is_converted(Path(stored.path)):
             logger.info("%s already in the store as %s, the latest", model_id, tag)
             return tag
         # Registered before, but another checkpoint came after it: registering this one again
         # must make it what serves (a rollback), and `latest` follows the newest creation time,
-        # so the entry is made anew rather than reused.
-        logger.info("%s is in the store as %s, but not the latest; registering it again", model_id, tag)
+        # so the entry is made anew rather than reused. An entry made before the CTranslate2
+        # conversion existed is made anew too, with it.
+        why = "without its CTranslate2 conversion" if latest else "not the latest"
+        logger.info("%s is in the store as %s, but %s; registering it again", model_id, tag, why)
         bentoml.models.delete(tag)
 
     metadata: dict[str, Any] = {
@@ -166,6 +171,12 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
     }
     if source.revision:
         metadata["revision"] = source.revision
+    import ctranslate2
+
+    # Prepared for every engine (translator/backends): the transformers backend reads the
+    # checkpoint's files, the CTranslate2 one its conversion in a subdirectory.
+    metadata["engines"] = {"transformers": ".", "ctranslate2": CONVERTED_DIR}
+    metadata["ctranslate2_version"] = ctranslate2.__version__
     with bentoml.models.create(
         tag,
         labels={"family": "m2m100", "source_kind": source.kind, "checkpoint": model_name(model_id)},
@@ -173,6 +184,8 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},  # type: ignore[arg-type]
     ) as model:
         _copy(files, Path(model.path), progress=progress)
+        logger.info("converting %s for CTranslate2", model_id)
+        convert(source.directory, converted_path(Path(model.path)))
     logger.info("registered %s as %s, now %s:latest", model_id, tag, MODEL_NAME)
     return tag
 

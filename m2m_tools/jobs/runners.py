@@ -403,6 +403,7 @@ class LocalRunner:
         translator: TranslatorLike | None = None,
         concurrency: int = 64,
     ) -> None:
+        from translator.backends import choose
         from translator.config import load_settings
 
         self.model_dir = Path(model_dir).resolve()
@@ -414,6 +415,9 @@ class LocalRunner:
             "kind": "model",
             "checkpoint": _checkpoint_version(self.model_dir),
             "generation": dataclasses.asdict(self.settings.generation),
+            # int8 may translate a sentence differently: a job resumed on another engine or
+            # precision does not reuse the chunks of the first.
+            "engine": list(choose(self.settings.engine)),
         }
         # Requests are merged into engine calls anyway; this only bounds the Python work queued.
         self.concurrency = max(1, concurrency)

@@ -1,4 +1,4 @@
-"""The model-owning class on CUDA, in the half-precision types the engine picks there.
+"""The model-owning class on CUDA, on both backends, in the half-precision types they run there.
 
 Marked `gpu`: skipped, saying so, where torch sees no CUDA device (tests/conftest.py), so the
 suite stays green on CPU-only machines and these run wherever a GPU is.
@@ -17,14 +17,23 @@ from translator.schemas import Piece
 
 pytestmark = pytest.mark.gpu
 
+SETTINGS = [
+    ("transformers", "bfloat16"),
+    ("transformers", "float16"),
+    ("ctranslate2", "float16"),
+    ("ctranslate2", "bfloat16"),
+    ("ctranslate2", "int8_float16"),
+]
 
-@pytest.fixture(scope="module", params=["bfloat16", "float16"])
-def translator(request: pytest.FixtureRequest, fixture_model: Path) -> Translator:
+
+@pytest.fixture(scope="module", params=SETTINGS, ids=["-".join(s) for s in SETTINGS])
+def translator(request: pytest.FixtureRequest, converted_fixture_model: Path) -> Translator:
     import torch
 
-    if request.param == "bfloat16" and not torch.cuda.is_bf16_supported():
+    backend, dtype = request.param
+    if "bfloat16" in dtype and not torch.cuda.is_bf16_supported():
         pytest.skip("this GPU has no bfloat16")
-    return Translator(fixture_model, Engine(device="cuda", dtype=request.param, warmup=False))
+    return Translator(converted_fixture_model, Engine(backend=backend, device="cuda", dtype=dtype, warmup=False))
 
 
 def pieces(pairs: list[tuple[str, str, str, str]]) -> list[Piece]:
@@ -32,12 +41,13 @@ def pieces(pairs: list[tuple[str, str, str, str]]) -> list[Piece]:
 
 
 def test_runs_on_the_gpu_in_the_type_asked_for(translator: Translator) -> None:
-    import torch
-
     assert translator.device == "cuda"
-    parameter = next(translator.model.parameters())
-    assert parameter.is_cuda and parameter.dtype == translator.dtype
-    assert translator.dtype in (torch.bfloat16, torch.float16)
+    if translator.backend.name == "transformers":
+        parameter = next(translator.backend.model.parameters())  # type: ignore[attr-defined]
+        assert parameter.is_cuda and str(parameter.dtype) == f"torch.{translator.precision}"
+    else:
+        assert translator.backend.translator.device == "cuda"  # type: ignore[attr-defined]
+        assert translator.backend.translator.compute_type == translator.precision  # type: ignore[attr-defined]
 
 
 def test_whole_corpus_in_one_mixed_batch_is_exact(translator: Translator) -> None:

@@ -105,10 +105,15 @@ GEN = f"services.{ENGINE_SERVICE}.translation.generation"
         ),
         (
             engine({"engine": {"dtype": "fp16"}}),
-            f"{ENG}.dtype: Input should be 'auto', 'float32', 'float16' or",
+            f"{ENG}.dtype: Input should be 'auto', 'float32', 'float16', 'bfloat16', 'int8', 'int8_float16' or",
         ),
         (engine({"engine": {"device": "gpu"}}), f"{ENG}.device: String should match pattern"),
-        (engine({"engine": {"torch_threads": 0}}), f"{ENG}.torch_threads: Input should be greater than 0"),
+        (engine({"engine": {"threads": 0}}), f"{ENG}.threads: Input should be greater than 0"),
+        (engine({"engine": {"torch_threads": 2}}), f"{ENG}.torch_threads: unknown key"),
+        (
+            engine({"engine": {"backend": "transformers", "dtype": "int8_float16"}}),
+            f"{ENG}: dtype int8_float16 needs backend ctranslate2",
+        ),
         (engine({"engine": {"warmup": "yes"}}), f"{ENG}.warmup: Input should be a valid boolean (got 'yes')"),
         (
             engine({"scheduling": {"linger_fraction": 2}}),

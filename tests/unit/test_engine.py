@@ -1,4 +1,5 @@
-"""The model-owning class with the fixture model: exact translations, batching invariants."""
+"""The model-owning class with the fixture model, on every engine backend and CPU precision:
+exact translations, batching invariants, per-piece failures, the output budget."""
 
 from __future__ import annotations
 
@@ -15,9 +16,40 @@ from translator.schemas import Piece
 SPECIAL = re.compile(r"__[a-z]{2,3}__|<s>|</s>|<pad>|<unk>|madeupword")
 
 
+# Every backend and precision the engine runs on a CPU; each test below runs on all of them.
+ENGINES = [
+    pytest.param(("transformers", "float32"), id="transformers-float32"),
+    pytest.param(("transformers", "int8"), id="transformers-int8"),
+    pytest.param(("ctranslate2", "float32"), id="ctranslate2-float32"),
+    pytest.param(("ctranslate2", "int8"), id="ctranslate2-int8"),
+]
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def kind(request: pytest.FixtureRequest) -> tuple[str, str]:
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def translator(fixture_model: Path) -> Translator:
-    return Translator(fixture_model, Engine(warmup=False))
+def make(kind, converted_fixture_model: Path):
+    """A Translator on this module's backend and precision, with other settings as given."""
+
+    def build(generation: Generation | None = None, **engine) -> Translator:
+        backend, dtype = kind
+        settings = Engine(warmup=False, device="cpu", backend=backend, dtype=dtype, **engine)
+        return Translator(converted_fixture_model, settings, generation)
+
+    return build
+
+
+@pytest.fixture(scope="module")
+def translator(make) -> Translator:
+    return make()
+
+
+def test_runs_the_backend_and_precision_asked_for(translator, kind):
+    assert (translator.backend.name, translator.precision) == kind
+    assert translator.describe_generation()["backend"] == kind[0]
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +82,18 @@ def test_item_alone_equals_item_in_a_mixed_batch(translator, pairs):
     assert len({(p.source, p.target) for p in batch}) > 3
 
 
-def test_greedy_is_exact_too(fixture_model, pairs):
-    greedy = Translator(fixture_model, Engine(warmup=False), Generation(num_beams=1))
+def test_greedy_is_exact_too(make, pairs):
+    greedy = make(Generation(num_beams=1))
     assert greedy.num_beams == 1
     sample = pairs[::5]
     assert [r.text for r in greedy.translate(pieces_of(sample))] == [ref for *_, ref in sample]
 
 
-def test_beams_default_to_the_checkpoint_generation_config(translator):
-    assert translator.num_beams == translator.model.generation_config.num_beams
+def test_beams_default_to_the_checkpoint_generation_config(translator, fixture_model):
+    from transformers import GenerationConfig
+
+    assert translator.num_beams == GenerationConfig.from_pretrained(str(fixture_model)).num_beams == 5
+    assert translator.decoding.num_beams == 5
 
 
 def test_no_language_or_special_tokens_in_output(translator, pairs):
@@ -66,8 +101,8 @@ def test_no_language_or_special_tokens_in_output(translator, pairs):
         assert not SPECIAL.search(result.text)
 
 
-def test_small_token_budget_splits_calls_but_not_results(fixture_model, pairs, monkeypatch):
-    small = Translator(fixture_model, Engine(warmup=False, max_batch_tokens=64))
+def test_small_token_budget_splits_calls_but_not_results(make, pairs, monkeypatch):
+    small = make(max_batch_tokens=64)
     calls = []
     original = small._generate
 
@@ -141,57 +176,53 @@ def test_languages_come_from_the_tokenizer(translator):
 
 
 @pytest.mark.parametrize("beams", [1, 2])
-def test_forced_new_tokens_gives_every_output_exactly_that_many_tokens(fixture_model, pairs, beams, monkeypatch):
+def test_forced_new_tokens_gives_every_output_exactly_that_many_tokens(make, pairs, beams, monkeypatch):
     forced_tokens = 7
-    forced = Translator(
-        fixture_model, Engine(warmup=False), Generation(num_beams=beams, forced_new_tokens=forced_tokens)
-    )
+    forced = make(Generation(num_beams=beams, forced_new_tokens=forced_tokens))
     sample = pairs[::9]
     # Without forcing, these would end at different lengths, some shorter and some longer than 7.
     natural = {len(forced.tokenizer.sp_model.encode(ref)) for *_, ref in sample}
     assert min(natural) < forced_tokens < max(natural)
     calls = []
-    original = forced.model.generate
+    original = forced.backend.generate
 
-    def spy(**kwargs):
-        output = original(**kwargs)
-        calls.append((kwargs["decoder_input_ids"].shape[1], output))
-        return output
+    def spy(rows, targets, max_new_tokens, min_new_tokens=0):
+        outputs = original(rows, targets, max_new_tokens, min_new_tokens)
+        calls.append(outputs)
+        return outputs
 
-    monkeypatch.setattr(forced.model, "generate", spy)
+    monkeypatch.setattr(forced.backend, "generate", spy)
     results = forced.translate(pieces_of(sample))
     assert [r.error for r in results] == [None] * len(sample)
     assert len({(p.source, p.target) for p in pieces_of(sample)}) > 3
-    ((prefix, output),) = calls
-    generated = output[:, prefix:]
-    assert tuple(generated.shape) == (len(sample), forced_tokens)
-    # No row ended early (eos) or was padded after ending: every row has exactly 7 real tokens.
-    assert not (generated == forced.eos_id).any()
-    assert not (generated == forced.pad_id).any()
+    (outputs,) = calls
+    # No row ended early (end token) or was padded: every row has exactly 7 real tokens.
+    assert [len(out.ids) for out in outputs] == [forced_tokens] * len(sample)
+    assert not any(forced.eos_id in out.ids or forced.pad_id in out.ids for out in outputs)
 
 
-def test_forced_new_tokens_out_of_range_is_refused(fixture_model):
+def test_forced_new_tokens_out_of_range_is_refused(make):
     with pytest.raises(ValueError, match="forced_new_tokens"):
-        Translator(fixture_model, Engine(warmup=False), Generation(forced_new_tokens=5000))
+        make(Generation(forced_new_tokens=5000))
 
 
-def test_an_output_cut_at_its_budget_is_retried_with_the_models_room(fixture_model, pairs):
+def test_an_output_cut_at_its_budget_is_retried_with_the_models_room(make, pairs):
     # A budget far too small for any translation: every output hits it, and is redone alone with
     # all the room the model has. Nothing comes back cut.
-    tight = Translator(fixture_model, Engine(warmup=False), Generation(max_length_ratio=0.05, max_length_margin=1))
+    tight = make(Generation(max_length_ratio=0.05, max_length_margin=1))
     sample = pairs[::9]
     results = tight.translate(pieces_of(sample))
     assert [r.error for r in results] == [None] * len(sample)
     assert [r.text for r in results] == [ref for *_, ref in sample]
 
 
-def test_a_translation_that_cannot_end_within_the_model_fails_as_truncated(fixture_model, pairs):
+def test_a_translation_that_cannot_end_within_the_model_fails_as_truncated(translator, pairs, monkeypatch):
     from translator.schemas import TRUNCATED
 
-    small = Translator(fixture_model, Engine(warmup=False))
+    small = translator
     # As if the model had 8 positions: no long sentence's translation can end in 6 tokens,
     # even cut in parts, and none is returned cut.
-    small.max_positions = 8
+    monkeypatch.setattr(small, "max_positions", 8)
     long_pair = max(pairs, key=lambda p: len(p[3]))
     [result] = small.translate(pieces_of([long_pair]))
     assert result.error_kind == TRUNCATED and result.text is None
@@ -209,8 +240,8 @@ def test_split_clause_cuts_near_the_middle_at_punctuation_first():
     assert split_clause("x") is None
 
 
-def test_a_failing_batch_is_retried_in_halves_not_piece_by_piece(fixture_model, pairs, monkeypatch):
-    engine = Translator(fixture_model, Engine(warmup=False))
+def test_a_failing_batch_is_retried_in_halves_not_piece_by_piece(translator, pairs, monkeypatch):
+    engine = translator
     real = engine._generate
     sizes: list[int] = []
 
@@ -228,8 +259,8 @@ def test_a_failing_batch_is_retried_in_halves_not_piece_by_piece(fixture_model, 
     assert sorted(sizes, reverse=True) == [8, 4, 4, 2, 2, 2, 2]
 
 
-def test_a_piece_that_cannot_be_encoded_fails_alone(fixture_model, pairs, monkeypatch):
-    engine = Translator(fixture_model, Engine(warmup=False))
+def test_a_piece_that_cannot_be_encoded_fails_alone(translator, pairs, monkeypatch):
+    engine = translator
     real = engine._encode
 
     def encode(source, text):

@@ -1,0 +1,89 @@
+"""The checkpoint converted for CTranslate2, offline, from its local directory (save_model.py runs
+this at registration, so the model store, the bento and the image carry the result).
+
+The weights keep the checkpoint's precision; the compute type (int8 on CPU, float16 on CUDA...)
+is chosen when the engine loads them, so one conversion serves every device.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from translator.backends.ctranslate2_backend import CONVERTED_DIR
+
+logger = logging.getLogger(__name__)
+
+
+class _WithLanguageTokens:
+    """The M2M100 tokenizer with its language tokens in `get_vocab()`.
+
+    CTranslate2 4.8.5's M2M100 converter builds the vocabulary from `get_vocab()`, which in
+    transformers 5 no longer lists the 100 language tokens (`__en__` ...): the vocabulary comes
+    out 100 short and the conversion stops on a size mismatch. Added here at their ids; the ids
+    above them that the tokenizer does not name (M2M100's `madeupword`s, or a model whose
+    embedding matrix is larger than its tokenizer) are filled by the converter up to the model's
+    vocabulary size.
+    """
+
+    def __init__(self, tokenizer: Any, vocab_size: int) -> None:
+        self._tokenizer = tokenizer
+        self.num_madeup_words = vocab_size - len(self.get_vocab())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tokenizer, name)
+
+    def get_vocab(self) -> dict[str, int]:
+        vocab = dict(self._tokenizer.get_vocab())
+        for index in self._tokenizer.lang_code_to_id.values():
+            vocab.setdefault(self._tokenizer.convert_ids_to_tokens(index), index)
+        return vocab
+
+
+def convert(model_dir: Path, output: Path) -> Path:
+    """Convert the checkpoint in `model_dir` into `output` (made anew; written to a temporary
+    directory first, so an interrupted conversion never leaves a half model behind)."""
+    from ctranslate2.converters import TransformersConverter
+
+    class M2M100Converter(TransformersConverter):
+        def load_tokenizer(self, tokenizer_class: Any, model_name_or_path: str, **kwargs: Any) -> Any:
+            return _WithLanguageTokens(super().load_tokenizer(tokenizer_class, model_name_or_path, **kwargs), size)
+
+    size = int(json.loads((model_dir / "config.json").read_text(encoding="utf-8"))["vocab_size"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=output.parent, prefix=f".{output.name}-") as scratch:
+        staged = Path(scratch) / output.name
+        M2M100Converter(str(model_dir)).convert(str(staged))
+        check(model_dir, staged)
+        if output.exists():
+            shutil.rmtree(output)
+        staged.rename(output)
+    return output
+
+
+def check(model_dir: Path, converted: Path) -> None:
+    """The converted vocabulary has the checkpoint's ids: every token, language tokens included,
+    where the tokenizer puts it, and the model's full size (the engine maps ids through it)."""
+    from transformers import M2M100Tokenizer
+
+    tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
+    size = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))["vocab_size"]
+    tokens = json.loads((converted / "shared_vocabulary.json").read_text(encoding="utf-8"))
+    if len(tokens) != size:
+        raise ValueError(f"converted vocabulary has {len(tokens)} tokens, the model {size}")
+    known = [*tokenizer.get_vocab().values(), *tokenizer.lang_code_to_id.values()]
+    for index, expected in zip(known, tokenizer.convert_ids_to_tokens(known), strict=True):
+        if tokens[index] != expected:
+            raise ValueError(f"converted vocabulary has {tokens[index]!r} at id {index}, the tokenizer {expected!r}")
+
+
+def converted_path(model_dir: Path) -> Path:
+    return model_dir / CONVERTED_DIR
+
+
+def is_converted(model_dir: Path) -> bool:
+    return (converted_path(model_dir) / "model.bin").is_file()
