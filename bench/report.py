@@ -230,6 +230,7 @@ def write_markdown(path: Path, meta: dict, rows: Sequence[dict], checks: Sequenc
         f"{meta['machine']['ram_gib']} GiB RAM, device {meta['machine'].get('device') or '?'}, "
         f"torch {meta['machine']['torch']}",
         f"- model: {meta['model']['description']}",
+        f"- engine (every system of the run): {meta.get('engine', 'transformers (before engines were named)')}",
         f"- generation: beams {settings['generation']['num_beams']}, "
         f"forced new tokens {settings['generation']['forced_new_tokens']}; batching: max_batch_size "
         f"{settings['batching']['max_batch_size']}, max_latency_ms {settings['batching']['max_latency_ms']}",

@@ -48,6 +48,8 @@ from tests.harness import (
     samples,
     start_server,
 )
+from translator.backends import choose
+from translator.backends.ctranslate2_convert import convert, converted_path, is_converted
 from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, Settings, load_settings
 
 logger = logging.getLogger("bench")
@@ -105,6 +107,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, help="unmeasured seconds before each point (default 10; smoke 0.5)")
     parser.add_argument("--forced-new-tokens", type=int, default=16, help="tokens per output; 0: the model decides")
     parser.add_argument("--beams", type=int, default=1, help="beam width (default 1: greedy)")
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "transformers", "ctranslate2"),
+        help="engine backend for every system of the run (default: bentoconfiguration.yaml's)",
+    )
+    parser.add_argument("--dtype", help="precision: float32, int8, ... (default: bentoconfiguration.yaml's)")
     parser.add_argument("--baseline-workers", type=int, help="uvicorn workers of the baseline (default 2; smoke 1)")
     parser.add_argument("--offline-batch-sizes", type=_ints, help="default: 1 and the service's max_batch_size")
     parser.add_argument(
@@ -142,6 +150,8 @@ def bench_config(
     forced_new_tokens: int | None,
     max_latency_ms: int | None = None,
     linger_max_ms: float | None = None,
+    backend: str | None = None,
+    dtype: str | None = None,
 ) -> Settings:
     """The repository's configuration with the benchmark's generation settings; BentoML validates
     the file against its v1 schema, so only `services:` is at the top level."""
@@ -154,10 +164,16 @@ def bench_config(
         config["services"][ENGINE_SERVICE]["batching"]["max_latency_ms"] = max_latency_ms
     if linger_max_ms is not None:
         config["services"][ENGINE_SERVICE]["translation"]["scheduling"]["linger_max_ms"] = linger_max_ms
+    engine = config["services"][ENGINE_SERVICE]["translation"].setdefault("engine", {})
+    if backend is not None:
+        engine["backend"] = backend
+    if dtype is not None:
+        engine["dtype"] = dtype
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings "
-        "(and max_latency_ms, linger_max_ms, if given) differ.\n" + yaml.safe_dump(config, sort_keys=False),
+        "(and max_latency_ms, linger_max_ms, backend, dtype, if given) differ.\n"
+        + yaml.safe_dump(config, sort_keys=False),
         encoding="utf-8",
     )
     settings = load_settings(path)
@@ -236,6 +252,12 @@ def git_state() -> dict[str, Any]:
         return done.stdout.strip() if done.returncode == 0 else ""
 
     return {"commit": git("rev-parse", "HEAD") or "unknown", "dirty": bool(git("status", "--porcelain"))}
+
+
+def engine_label(settings: Settings) -> str:
+    """`ctranslate2 int8`: the backend and precision this run's settings resolve to here."""
+    backend, _, dtype = choose(settings.engine)
+    return f"{backend} {dtype}"
 
 
 # --------------------------------------------------------------------------- systems
@@ -652,7 +674,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     forced = args.forced_new_tokens or None
     config_path = log_dir / "bentoconfiguration.yaml"
-    settings = bench_config(config_path, args.beams, forced, args.max_latency_ms, args.linger_max_ms)
+    settings = bench_config(
+        config_path, args.beams, forced, args.max_latency_ms, args.linger_max_ms, args.backend, args.dtype
+    )
     workload.check_one_piece_per_record()
     offline_batches = args.offline_batch_sizes or sorted({1, settings.batching.max_batch_size})
     tokenizer = None
@@ -683,6 +707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "engine": dataclasses.asdict(settings.engine),
             "scheduling": dataclasses.asdict(settings.scheduling),
         },
+        "engine": engine_label(settings),
         "tokens_exact": tokens_exact(settings.generation),
         "memory": "peak over each point of the sum over the process tree: PSS sampled every 1 s "
         "(report's ratio), RSS every 0.25 s (upper bound: shared pages counted per process)",
@@ -697,6 +722,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     finally:
         meta["wall_s"] = round(time.perf_counter() - started, 1)
+        for row in rows:
+            # Every system of a run runs on the same engine (one settings file).
+            row.setdefault("engine", meta["engine"])
         if rows:
             write_results(args.output / name, meta, rows)
     return 0
@@ -714,6 +742,11 @@ def run_systems(
     rows: list[dict],
 ) -> None:
     """Appends each point's row to `rows` as soon as it is measured."""
+    if choose(settings.engine)[0] == "ctranslate2" and not is_converted(model_dir):
+        # The offline limit and the baseline read the checkpoint's directory, not the store (where
+        # save_model.py converts it for the service): converted here once, beside the weights.
+        logger.info("converting %s for CTranslate2", model_dir)
+        convert(model_dir, converted_path(model_dir))
     if "offline" in args.systems:
         offline_batches = meta["offline_batch_sizes"]
         for batch_size in offline_batches:
