@@ -13,6 +13,7 @@ TARGET_CONCURRENCY = 32
 
 # (column, header) of the markdown table, in order.
 COLUMNS = (
+    ("engine", "engine"),
     ("system", "system"),
     ("concurrency", "conc."),
     ("records_per_request", "records/req"),
@@ -86,8 +87,80 @@ def offline_full_batch(rows: Sequence[dict], max_batch_size: int) -> dict | None
     return candidates[0] if candidates else None
 
 
+def engines(rows: Sequence[dict], meta: dict) -> list[str]:
+    """The run's engines in the order measured (one unnamed engine in results from before them)."""
+    named = meta.get("engine")
+    if isinstance(named, list):
+        return list(named)
+    return [named] if named else sorted({str(r.get("engine")) for r in rows})
+
+
+def engine_meta(meta: dict, engine: str) -> dict:
+    """The run's meta as one engine's systems saw it: its settings, its one-model-process memory."""
+    own = meta.get("engines", {}).get(engine, {})
+    return {**meta, **own, "settings": {**meta["settings"], "engine": own.get("settings")}}
+
+
 def summary(rows: Sequence[dict], meta: dict) -> list[dict]:
-    """The issue's targets, evaluated at concurrency 32 (or the highest run if 32 was not)."""
+    """Each engine's targets, then, with several engines, each against the first (the reference)."""
+    names = engines(rows, meta)
+    if len(names) <= 1:
+        return engine_summary(rows, engine_meta(meta, names[0]) if names else meta)
+    checks: list[dict] = []
+    for name in names:
+        own = [r for r in rows if r.get("engine") == name]
+        for check in engine_summary(own, engine_meta(meta, name)):
+            checks.append({**check, "detail": f"{name}: {check['detail']}"})
+    reference = [r for r in rows if r.get("engine") == names[0]]
+    for name in names[1:]:
+        checks.extend(_versus_reference([r for r in rows if r.get("engine") == name], name, reference, names[0]))
+    return checks
+
+
+def _versus_reference(rows: Sequence[dict], name: str, reference: Sequence[dict], reference_name: str) -> list[dict]:
+    """An engine's service against the reference engine's, the same points of the same run."""
+    checks: list[dict] = []
+    where = f"{name} vs {reference_name}"
+
+    def check(target: str, value: float | None, bound: float, higher_is_better: bool, detail: str) -> None:
+        met = None if value is None else (value >= bound if higher_is_better else value <= bound)
+        checks.append({"target": target, "value": value, "bound": bound, "met": met, "detail": detail})
+
+    common = {r["concurrency"] for r in rows if r["system"] == "service" and r.get("scenario") is None} & {
+        r["concurrency"] for r in reference if r["system"] == "service" and r.get("scenario") is None
+    }
+    conc = TARGET_CONCURRENCY if TARGET_CONCURRENCY in common or not common else max(common)
+    mine, theirs = _find(rows, "service", conc, 1), _find(reference, "service", conc, 1)
+    check(
+        "service sentences/s vs the reference engine's ≥ 1.8",
+        _ratio(mine and mine["sentences_per_s"], theirs and theirs["sentences_per_s"]),
+        1.8,
+        True,
+        f"{where}, concurrency {conc}, 1 record/request",
+    )
+    mine, theirs = _find(rows, "service", 1, 1), _find(reference, "service", 1, 1)
+    check(
+        "1 client: reference p50 latency / this engine's ≥ 1.8",
+        _ratio(theirs and theirs["latency_p50_s"], mine and mine["latency_p50_s"]),
+        1.8,
+        True,
+        f"{where}, concurrency 1, 1 record/request",
+    )
+    peak = max((r["peak_pss_mb"] or 0 for r in rows if r["system"] == "service"), default=None)
+    reference_peak = max((r["peak_pss_mb"] or 0 for r in reference if r["system"] == "service"), default=None)
+    check(
+        "service peak PSS vs the reference engine's ≤ 0.6",
+        _ratio(peak, reference_peak),
+        0.6,
+        False,
+        f"{where}: {_fmt(peak)} vs {_fmt(reference_peak)} MiB (all points)",
+    )
+    return checks
+
+
+def engine_summary(rows: Sequence[dict], meta: dict) -> list[dict]:
+    """The targets of one engine's systems, evaluated at concurrency 32 (or the highest run if 32
+    was not)."""
     max_batch = meta["settings"]["batching"]["max_batch_size"]
     max_latency_s = meta["settings"]["batching"]["max_latency_ms"] / 1000
     served = sorted({r["concurrency"] for r in rows if r["system"] == "service" and r.get("scenario") is None})
@@ -230,7 +303,8 @@ def write_markdown(path: Path, meta: dict, rows: Sequence[dict], checks: Sequenc
         f"{meta['machine']['ram_gib']} GiB RAM, device {meta['machine'].get('device') or '?'}, "
         f"torch {meta['machine']['torch']}",
         f"- model: {meta['model']['description']}",
-        f"- engine (every system of the run): {meta.get('engine', 'transformers (before engines were named)')}",
+        f"- engines (each on every system; the first is the reference): "
+        f"{', '.join(engines(rows, meta)) or 'transformers float32 (before engines were named)'}",
         f"- generation: beams {settings['generation']['num_beams']}, "
         f"forced new tokens {settings['generation']['forced_new_tokens']}; batching: max_batch_size "
         f"{settings['batching']['max_batch_size']}, max_latency_ms {settings['batching']['max_latency_ms']}",
@@ -277,7 +351,8 @@ def write_plots(prefix: Path, rows: Sequence[dict], meta: dict) -> list[Path]:
     import matplotlib.pyplot as plt
 
     records_values = sorted({r["records_per_request"] for r in rows if r["records_per_request"] is not None})
-    offline = offline_full_batch(rows, meta["settings"]["batching"]["max_batch_size"])
+    names = engines(rows, meta)
+    max_batch = meta["settings"]["batching"]["max_batch_size"]
     written = []
     for metric, label, filename in (
         ("sentences_per_s", "sentences / s", f"{prefix.name}-throughput.png"),
@@ -286,23 +361,28 @@ def write_plots(prefix: Path, rows: Sequence[dict], meta: dict) -> list[Path]:
         panels = max(1, len(records_values))
         fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
         for ax, records in zip(axes[0], records_values or [None], strict=True):
-            for system in ("service", "baseline"):
-                points = sorted(
-                    (r["concurrency"], r[metric])
-                    for r in rows
-                    if r["system"] == system and r["records_per_request"] == records and r[metric] is not None
+            for index, name in enumerate(names):
+                own = [r for r in rows if len(names) == 1 or r.get("engine") == name]
+                suffix = f", {name}" if len(names) > 1 else ""
+                color = f"C{index}"
+                for system, style in (("service", "-"), ("baseline", ":")):
+                    points = sorted(
+                        (r["concurrency"], r[metric])
+                        for r in own
+                        if r["system"] == system and r["records_per_request"] == records and r[metric] is not None
+                    )
+                    if points:
+                        xs, ys = [p[0] for p in points], [p[1] for p in points]
+                        ax.plot(xs, ys, style, marker="o", color=color, label=system + suffix)
+                # Throughput: the offline limit. Latency: the median time of one full offline
+                # batch, the unit the p99 target is expressed in.
+                offline = offline_full_batch(own, max_batch)
+                reference = (
+                    offline["sentences_per_s" if metric == "sentences_per_s" else "latency_p50_s"] if offline else None
                 )
-                if points:
-                    ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=system)
-            # Throughput: the offline limit. Latency: the median time of one full offline batch,
-            # the unit the p99 target is expressed in.
-            reference = (
-                offline["sentences_per_s" if metric == "sentences_per_s" else "latency_p50_s"] if offline else None
-            )
-            if offline is not None and reference is not None:
-                what = "offline limit" if metric == "sentences_per_s" else "offline: one full batch"
-                label_text = f"{what} (batch {offline['batch_size']})"
-                ax.axhline(reference, linestyle="--", color="grey", label=label_text)
+                if offline is not None and reference is not None:
+                    what = "offline limit" if metric == "sentences_per_s" else "offline: one full batch"
+                    ax.axhline(reference, linestyle="--", color=color, alpha=0.6, label=f"{what}{suffix}")
             concurrencies = sorted({r["concurrency"] for r in rows if r["concurrency"] is not None})
             if concurrencies:
                 ax.set_xscale("log", base=2)

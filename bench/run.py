@@ -96,6 +96,18 @@ def _scenarios(text: str) -> list[str]:
     return names
 
 
+def _engines(text: str) -> list[tuple[str, str]]:
+    engines = []
+    for item in text.split(","):
+        backend, sep, dtype = item.strip().partition(":")
+        if not sep or backend not in ("auto", "transformers", "ctranslate2") or not dtype:
+            raise argparse.ArgumentTypeError(
+                f"an engine is backend:dtype (transformers:float32, ctranslate2:int8); got {item!r}"
+            )
+        engines.append((backend, dtype))
+    return engines
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="fixture model, short points: checks the harness")
@@ -108,11 +120,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--forced-new-tokens", type=int, default=16, help="tokens per output; 0: the model decides")
     parser.add_argument("--beams", type=int, default=1, help="beam width (default 1: greedy)")
     parser.add_argument(
-        "--backend",
-        choices=("auto", "transformers", "ctranslate2"),
-        help="engine backend for every system of the run (default: bentoconfiguration.yaml's)",
+        "--engines",
+        type=_engines,
+        help="engines to compare, each measured on every system: backend:dtype,... e.g. "
+        "transformers:float32,ctranslate2:int8; the first is the reference of the cross-engine targets "
+        "(default: bentoconfiguration.yaml's engine)",
     )
-    parser.add_argument("--dtype", help="precision: float32, int8, ... (default: bentoconfiguration.yaml's)")
     parser.add_argument("--baseline-workers", type=int, help="uvicorn workers of the baseline (default 2; smoke 1)")
     parser.add_argument("--offline-batch-sizes", type=_ints, help="default: 1 and the service's max_batch_size")
     parser.add_argument(
@@ -673,10 +686,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_dir = args.logs or LOG_ROOT / name
     log_dir.mkdir(parents=True, exist_ok=True)
     forced = args.forced_new_tokens or None
-    config_path = log_dir / "bentoconfiguration.yaml"
-    settings = bench_config(
-        config_path, args.beams, forced, args.max_latency_ms, args.linger_max_ms, args.backend, args.dtype
-    )
+    # One settings file per engine; everything but the engine is the same for all of them.
+    engines = args.engines or [(None, None)]
+    configs: list[tuple[str, Path, Settings]] = []
+    for backend, dtype in engines:
+        where = log_dir if len(engines) == 1 else log_dir / f"{backend}-{dtype}"
+        config_path = where / "bentoconfiguration.yaml"
+        settings = bench_config(
+            config_path, args.beams, forced, args.max_latency_ms, args.linger_max_ms, backend, dtype
+        )
+        configs.append((engine_label(settings), config_path, settings))
+    labels = [label for label, _, _ in configs]
+    if len(set(labels)) != len(labels):
+        raise SystemExit(f"--engines resolves to the same engine twice here: {', '.join(labels)}")
+    settings = configs[0][2]
     workload.check_one_piece_per_record()
     offline_batches = args.offline_batch_sizes or sorted({1, settings.batching.max_batch_size})
     tokenizer = None
@@ -700,14 +723,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": model_info,
         "machine": mach,
         "git": git_state(),
-        "config_yaml": config_path.read_text(encoding="utf-8"),
         "settings": {
             "batching": dataclasses.asdict(settings.batching),
             "generation": dataclasses.asdict(settings.generation),
-            "engine": dataclasses.asdict(settings.engine),
             "scheduling": dataclasses.asdict(settings.scheduling),
         },
-        "engine": engine_label(settings),
+        # The engines in the order measured; the first is the reference of the cross-engine targets.
+        "engine": labels,
+        # Per engine: its settings file and what its systems reported (report.engine_meta).
+        "engines": {},
         "tokens_exact": tokens_exact(settings.generation),
         "memory": "peak over each point of the sum over the process tree: PSS sampled every 1 s "
         "(report's ratio), RSS every 0.25 s (upper bound: shared pages counted per process)",
@@ -715,16 +739,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     rows: list[dict] = []
     try:
-        run_systems(args, model_dir, model_id, config_path, log_dir, settings, tokenizer, meta, rows)
+        for label, config_path, engine_settings in configs:
+            logger.info("engine %s", label)
+            engine_meta: dict[str, Any] = {
+                "config_yaml": config_path.read_text(encoding="utf-8"),
+                "settings": dataclasses.asdict(engine_settings.engine),
+                "log_dir": str(config_path.parent),
+                "offline_batch_sizes": offline_batches,
+            }
+            meta["engines"][label] = engine_meta
+            engine_rows: list[dict] = []
+            try:
+                run_systems(
+                    args, model_dir, model_id, config_path, engine_settings, tokenizer, engine_meta, engine_rows
+                )
+            finally:
+                for row in engine_rows:
+                    row["engine"] = label
+                rows.extend(engine_rows)
     except BaseException as exc:
         # A long run that fails late still leaves its finished points on disk, marked incomplete.
         meta["incomplete"] = f"{type(exc).__name__}: {exc}"
         raise
     finally:
         meta["wall_s"] = round(time.perf_counter() - started, 1)
-        for row in rows:
-            # Every system of a run runs on the same engine (one settings file).
-            row.setdefault("engine", meta["engine"])
         if rows:
             write_results(args.output / name, meta, rows)
     return 0
@@ -735,13 +773,13 @@ def run_systems(
     model_dir: Path,
     model_id: str,
     config_path: Path,
-    log_dir: Path,
     settings: Settings,
     tokenizer: Any,
     meta: dict,
     rows: list[dict],
 ) -> None:
-    """Appends each point's row to `rows` as soon as it is measured."""
+    """One engine's systems. Appends each point's row to `rows` as soon as it is measured."""
+    log_dir = Path(meta["log_dir"])
     if choose(settings.engine)[0] == "ctranslate2" and not is_converted(model_dir):
         # The offline limit and the baseline read the checkpoint's directory, not the store (where
         # save_model.py converts it for the service): converted here once, beside the weights.

@@ -46,6 +46,14 @@ ROW_KEYS = {
 }
 
 
+ENGINES = (("transformers", "float32"), ("ctranslate2", "int8"))
+LABELS = [f"{backend} {dtype}" for backend, dtype in ENGINES]
+
+
+def log_dir(out: Path, engine: str) -> Path:
+    return out / "logs" / engine.replace(" ", "-")
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory, fixture_model: Path) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("bench")
@@ -66,6 +74,10 @@ def smoke(tmp_path_factory: pytest.TempPathFactory, fixture_model: Path) -> tupl
         "1",
         "--scenarios",
         "mixed-priority,overload,repeated,bulk",
+        # Two engines, each on every system: the multi-engine run and the CTranslate2 conversion of a
+        # checkpoint directory are part of what the smoke keeps from rotting.
+        "--engines",
+        ",".join(f"{backend}:{dtype}" for backend, dtype in ENGINES),
         "--name",
         "smoke",
         "--output",
@@ -79,7 +91,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory, fixture_model: Path) -> tupl
     if done.returncode != 0:
         logs = "".join(
             f"\n--- {path.name} (end) ---\n{path.read_text(errors='replace')[-2000:]}"
-            for path in sorted((out / "logs").glob("*.log"))
+            for path in sorted((out / "logs").glob("*/*.log"))
         )
         pytest.fail(f"bench failed ({done.returncode}):\n{done.stderr[-6000:]}{logs}", pytrace=False)
     return out, json.loads((out / "results" / "smoke.json").read_text())
@@ -89,33 +101,41 @@ def test_one_row_per_point_with_every_key(smoke):
     _, data = smoke
     rows = data["rows"]
     points = sorted(
-        (r["system"], r["concurrency"] or 0, r["records_per_request"] or 0, r["batch_size"] or 0)
+        (r["engine"], r["system"], r["concurrency"] or 0, r["records_per_request"] or 0, r["batch_size"] or 0)
         for r in rows
         if r["scenario"] is None
     )
     expected = sorted(
-        [("offline", 0, 0, 1), ("offline", 0, 0, 32)]
+        (engine, *point)
+        for engine in LABELS
+        for point in [("offline", 0, 0, 1), ("offline", 0, 0, 32)]
         + [(system, c, r, 0) for system in ("service", "baseline") for c in (1, 4) for r in (1, 16)]
     )
     assert points == expected
     for row in rows:
         assert ROW_KEYS <= set(row), ROW_KEYS - set(row)
-    scenarios = sorted((r["scenario"], r["priority"] or "") for r in rows if r["scenario"] is not None)
-    assert scenarios == [
-        ("bulk", "bulk"),
-        ("mixed-priority", "bulk"),
-        ("mixed-priority", "interactive"),
-        ("overload", ""),
-        ("repeated", ""),
-    ]
+    scenarios = sorted((r["engine"], r["scenario"], r["priority"] or "") for r in rows if r["scenario"] is not None)
+    assert scenarios == sorted(
+        (engine, *scenario)
+        for engine in LABELS
+        for scenario in [
+            ("bulk", "bulk"),
+            ("mixed-priority", "bulk"),
+            ("mixed-priority", "interactive"),
+            ("overload", ""),
+            ("repeated", ""),
+        ]
+    )
 
 
 def test_overload_answers_or_refuses_every_request_with_a_retry_after(smoke):
     _, data = smoke
-    [row] = [r for r in data["rows"] if r["scenario"] == "overload"]
-    assert row["requests"] > 0 and row["outcomes"].get("ok", 0) > 0
-    assert set(row["outcomes"]) <= {"ok", "HTTP 429", "HTTP 503"}, row["outcomes"]
-    assert row["refusals_without_retry_after"] == 0
+    overload = [r for r in data["rows"] if r["scenario"] == "overload"]
+    assert [r["engine"] for r in overload] == LABELS
+    for row in overload:
+        assert row["requests"] > 0 and row["outcomes"].get("ok", 0) > 0, row["engine"]
+        assert set(row["outcomes"]) <= {"ok", "HTTP 429", "HTTP 503"}, row["outcomes"]
+        assert row["refusals_without_retry_after"] == 0, row["engine"]
 
 
 def test_every_point_answered_everything(smoke):
@@ -146,10 +166,10 @@ def test_token_counts_match_the_answers_counted_by_the_tokenizer(smoke, fixture_
     out, data = smoke
     tokenizer = M2M100Tokenizer.from_pretrained(str(fixture_model))
     for row in data["rows"]:
-        where = (row["system"], row["concurrency"], row["records_per_request"], row["batch_size"])
+        where = (row["engine"], row["system"], row["concurrency"], row["records_per_request"], row["batch_size"])
         batch = row["batch_size"] if row["system"] == "offline" else None
         path = outputs_path(
-            out / "logs",
+            log_dir(out, row["engine"]),
             row["system"],
             row["concurrency"],
             row["records_per_request"],
@@ -166,12 +186,17 @@ def test_token_counts_match_the_answers_counted_by_the_tokenizer(smoke, fixture_
 
 def test_service_merges_requests_and_baseline_does_not(smoke):
     _, data = smoke
-    rows = {(r["system"], r["concurrency"], r["records_per_request"]): r for r in data["rows"] if not r["scenario"]}
-    assert rows[("service", 4, 1)]["mean_batch_size"] > 1
-    assert rows[("baseline", 4, 1)]["mean_batch_size"] == 1
-    assert rows[("baseline", 4, 16)]["mean_batch_size"] == 16
-    # The whole server is measured: the service's API workers and engine, not one process.
-    assert rows[("service", 1, 1)]["processes"] >= 3
+    for engine in LABELS:
+        rows = {
+            (r["system"], r["concurrency"], r["records_per_request"]): r
+            for r in data["rows"]
+            if not r["scenario"] and r["engine"] == engine
+        }
+        assert rows[("service", 4, 1)]["mean_batch_size"] > 1, engine
+        assert rows[("baseline", 4, 1)]["mean_batch_size"] == 1, engine
+        assert rows[("baseline", 4, 16)]["mean_batch_size"] == 16, engine
+        # The whole server is measured: the service's API workers and engine, not one process.
+        assert rows[("service", 1, 1)]["processes"] >= 3, engine
 
 
 def test_metadata_summary_and_files(smoke):
@@ -180,12 +205,23 @@ def test_metadata_summary_and_files(smoke):
     meta = data["meta"]
     assert meta["settings"]["generation"]["forced_new_tokens"] == 16
     assert meta["settings"]["generation"]["num_beams"] == 1
-    assert meta["one_model_process_pss_mb"] > 0
+    assert meta["engine"] == LABELS
+    for (backend, dtype), label in zip(ENGINES, LABELS, strict=True):
+        engine = meta["engines"][label]
+        assert engine["one_model_process_pss_mb"] > 0
+        assert "forced_new_tokens: 16" in engine["config_yaml"]
+        assert f"backend: {backend}" in engine["config_yaml"] and f"dtype: {dtype}" in engine["config_yaml"]
+        assert engine["settings"]["backend"] == backend
     assert meta["machine"]["cores"] >= 1 and meta["git"]["commit"]
-    assert "forced_new_tokens: 16" in meta["config_yaml"]
-    assert {check["target"] for check in data["summary"]} >= {"service / baseline sentences/s ≥ 4"}
+    targets = {(check["target"], check["detail"].split(":")[0]) for check in data["summary"]}
+    for label in LABELS:
+        assert ("service / baseline sentences/s ≥ 4", label) in targets
+    [versus] = [c for c in data["summary"] if c["target"] == "service sentences/s vs the reference engine's ≥ 1.8"]
+    assert versus["detail"].startswith(f"{LABELS[1]} vs {LABELS[0]}, concurrency 4") and versus["value"] > 0
     markdown = (results / "smoke.md").read_text()
-    assert "| service | 4 | 1 | – | – |" in markdown and "## Targets" in markdown
-    assert "| service | 8 | 1 | mixed-priority | interactive |" in markdown
+    for label in LABELS:
+        assert f"| {label} | service | 4 | 1 | – | – |" in markdown
+        assert f"| {label} | service | 8 | 1 | mixed-priority | interactive |" in markdown
+    assert "## Targets" in markdown
     for name in ("smoke-throughput.png", "smoke-p99.png"):
         assert (results / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
