@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import copy
 import dataclasses
+import hashlib
 import itertools
 import json
 import logging
@@ -48,8 +49,8 @@ from tests.harness import (
     samples,
     start_server,
 )
-from translator.backends import choose
-from translator.backends.ctranslate2_convert import convert, converted_path, is_converted
+from translator.backends import choose, is_converted
+from translator.backends.ctranslate2_convert import convert, converted_path
 from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, Settings, load_settings
 
 logger = logging.getLogger("bench")
@@ -780,11 +781,10 @@ def run_systems(
 ) -> None:
     """One engine's systems. Appends each point's row to `rows` as soon as it is measured."""
     log_dir = Path(meta["log_dir"])
-    if choose(settings.engine)[0] == "ctranslate2" and not is_converted(model_dir):
-        # The offline limit and the baseline read the checkpoint's directory, not the store (where
-        # save_model.py converts it for the service): converted here once, beside the weights.
-        logger.info("converting %s for CTranslate2", model_dir)
-        convert(model_dir, converted_path(model_dir))
+    if choose(settings.engine)[0] == "ctranslate2":
+        # The offline limit and the baseline read a checkpoint directory, not the store (where
+        # save_model.py converts it for the service).
+        model_dir = converted_twin(model_dir)
     if "offline" in args.systems:
         offline_batches = meta["offline_batch_sizes"]
         for batch_size in offline_batches:
@@ -821,6 +821,28 @@ def run_systems(
             run_server_points(server, args, settings, tokenizer, meta, rows)
         finally:
             meta["baseline_exit"] = server.stop()
+
+
+def converted_twin(model_dir: Path) -> Path:
+    """The checkpoint with its CTranslate2 conversion beside it, as the store keeps it: links to its
+    files in a directory of the bench's own, converted once per checkpoint version, so the source
+    directory (the shared test fixture, in smoke runs) is never written to."""
+    if is_converted(model_dir):
+        return model_dir
+    files = sorted(path for path in model_dir.iterdir() if path.is_file())
+    version = hashlib.sha256(
+        "".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns};" for path in files).encode()
+    ).hexdigest()[:16]
+    twin = ROOT / "build" / "bench-converted" / f"{model_dir.name}-{version}"
+    if not is_converted(twin):
+        logger.info("converting %s for CTranslate2 into %s", model_dir, twin)
+        twin.mkdir(parents=True, exist_ok=True)
+        for path in files:
+            link = twin / path.name
+            link.unlink(missing_ok=True)
+            link.symlink_to(path.resolve())
+        convert(model_dir, converted_path(twin))
+    return twin
 
 
 def write_results(prefix: Path, meta: dict, rows: list[dict]) -> None:

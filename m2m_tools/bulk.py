@@ -26,7 +26,7 @@ from m2m_tools.cli import configure_logging, with_tqdm_logging
 from m2m_tools.corpus import JSONL, TEXT, CorpusError, FileUnit, plan_units, write_rejects
 from m2m_tools.jobs.checkpoint import CheckpointError, exclusive
 from m2m_tools.jobs.job import JobError, Options, UnitState, run_job
-from m2m_tools.jobs.runners import RunnerError, runner_from_args
+from m2m_tools.jobs.runners import RunnerError, add_system_arguments, runner_from_args
 
 logger = logging.getLogger("m2m_tools.bulk")
 
@@ -49,13 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", type=Path, help="JSONL or text file, or a folder of them")
     parser.add_argument("--output", type=Path, required=True, help="file (or folder, for a folder input) to write")
-    system = parser.add_mutually_exclusive_group(required=True)
-    system.add_argument("--url", help="base URL of a running service, e.g. http://translator:9527")
-    system.add_argument("--model", type=Path, help="model directory, translated in-process")
+    add_system_arguments(parser, 32, "HTTP requests in flight")
     parser.add_argument("--from", dest="source", help="source language of every record (JSONL: unless fromLang)")
     parser.add_argument("--to", dest="target", help="target language of every record (JSONL: unless toLang)")
     parser.add_argument("--format", choices=(JSONL, TEXT), help="input format (default: by extension, .jsonl)")
-    parser.add_argument("--concurrency", type=int, default=32, help="HTTP requests in flight (default: %(default)s)")
     parser.add_argument("--records-per-request", type=int, default=8, help="records per request (default: %(default)s)")
     parser.add_argument(
         "--chunk-size", type=int, default=256, help="records per checkpointed chunk (default: %(default)s)"
@@ -65,11 +62,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--state", type=Path, help=f"checkpoint folder (default: OUTPUT{STATE_SUFFIX})")
     parser.add_argument("--rejects", type=Path, help=f"rejected records with reasons (default: OUTPUT{REJECTS_SUFFIX})")
-    parser.add_argument(
-        "--system-name", help="name of what is served at --url (e.g. the model tag); part of the checkpoint key"
-    )
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per HTTP request (default: %(default)s)")
-    parser.add_argument("--max-retries", type=int, default=8, help="retries per HTTP request (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser

@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from translator.backends import is_converted
 from translator.backends.ctranslate2_backend import CONVERTED_DIR
-from translator.backends.ctranslate2_convert import convert, converted_path, is_converted
+from translator.backends.ctranslate2_convert import convert, converted_path
 from translator.config import MODEL_NAME
 
 logger = logging.getLogger(__name__)

@@ -41,7 +41,7 @@ from m2m_tools.evaluation.report import (
 from m2m_tools.evaluation.score import AUTO, Scoring, score, tokenizers
 from m2m_tools.jobs.checkpoint import CheckpointError, atomic_write_text, digest, exclusive, lines_digest
 from m2m_tools.jobs.job import Entry, Item, JobError, Options, UnitState, run_job
-from m2m_tools.jobs.runners import Runner, RunnerError, runner_from_args
+from m2m_tools.jobs.runners import Runner, RunnerError, add_system_arguments, runner_from_args
 from translator import limits
 
 logger = logging.getLogger("m2m_tools.evaluation")
@@ -240,12 +240,9 @@ def _run_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--data", type=Path, required=True, help="FLORES-style folder or JSONL test set")
-    system = parser.add_mutually_exclusive_group(required=True)
-    system.add_argument("--url", help="base URL of a running service, e.g. http://localhost:9527")
-    system.add_argument("--model", type=Path, help="model directory, translated in-process")
     parser.add_argument("--output", type=Path, required=True, help="folder for the report and checkpoints")
+    add_system_arguments(parser, 8, "HTTP requests in flight")
     parser.add_argument("--directions", help="comma-separated subset, e.g. en-fr,fr-en (default: all)")
-    parser.add_argument("--concurrency", type=int, default=8, help="HTTP requests in flight (default: %(default)s)")
     parser.add_argument(
         "--records-per-request", type=int, default=8, help="segments per request (default: %(default)s)"
     )
@@ -258,11 +255,6 @@ def _run_parser() -> argparse.ArgumentParser:
         choices=tokenizers(),
         help="sacreBLEU tokenizer for BLEU; 'auto' (default) picks one per target language",
     )
-    parser.add_argument(
-        "--system-name", help="name of what is served at --url (e.g. the model tag); part of the checkpoint key"
-    )
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per HTTP request (default: %(default)s)")
-    parser.add_argument("--max-retries", type=int, default=8, help="retries per HTTP request (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser

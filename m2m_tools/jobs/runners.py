@@ -22,6 +22,7 @@ finished chunks are saved).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import dataclasses
 import email.utils
@@ -127,11 +128,33 @@ def retry_delay(attempt: int, retry_after: str | None, *, base: float, cap: floa
     return min(cap, base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
 
+def add_system_arguments(parser: argparse.ArgumentParser, concurrency: int, concurrency_help: str) -> None:
+    """The flags that say what translates, shared by m2m-translate and m2m-eval."""
+    system = parser.add_mutually_exclusive_group(required=True)
+    system.add_argument("--url", help="base URL of a running service, e.g. http://translator:9527")
+    system.add_argument("--model", type=Path, help="model directory, translated in-process")
+    parser.add_argument(
+        "--engine",
+        metavar="BACKEND:DTYPE",
+        help="with --model: the engine, e.g. ctranslate2:int8, transformers:float32 (default: "
+        "bentoconfiguration.yaml's; a service's engine is set in its own configuration)",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=concurrency, help=f"{concurrency_help} (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--system-name", help="name of what is served at --url (e.g. the model tag); part of the checkpoint key"
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per HTTP request (default: %(default)s)")
+    parser.add_argument("--max-retries", type=int, default=8, help="retries per HTTP request (default: %(default)s)")
+
+
 def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
-    """The runner the tools' shared flags ask for: ``--url`` (with ``--concurrency``, ``--timeout``,
-    ``--max-retries``, ``--system-name``) or ``--model``; a bad ``--model`` raises ``invalid(message)``,
-    the calling tool's own bad-input error."""
+    """The runner the tools' shared flags (`add_system_arguments`) ask for: ``--url`` or ``--model``
+    (with ``--engine``); bad input raises ``invalid(message)``, the calling tool's own error."""
     if args.url:
+        if args.engine:
+            raise invalid("--engine applies to --model; a service runs the engine its configuration sets")
         return HttpRunner(
             args.url,
             concurrency=args.concurrency,
@@ -142,9 +165,25 @@ def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
     if not args.model.is_dir():
         raise invalid(f"--model {args.model}: no such directory")
     try:
-        return LocalRunner(args.model)
+        return LocalRunner(args.model, settings=_settings_with_engine(args.engine, invalid))
     except RunnerError as exc:
         raise invalid(f"--model {args.model}: {exc}") from exc
+
+
+def _settings_with_engine(engine: str | None, invalid: Callable[[str], Exception]) -> Settings:
+    from translator.config import load_settings
+
+    settings = load_settings()
+    if not engine:
+        return settings
+    backend, sep, dtype = engine.partition(":")
+    try:
+        if not sep:
+            raise ValueError("expected BACKEND:DTYPE, e.g. ctranslate2:int8")
+        chosen = dataclasses.replace(settings.engine, backend=backend, dtype=dtype)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        raise invalid(f"--engine {engine}: {exc}") from exc
+    return dataclasses.replace(settings, engine=chosen)
 
 
 class InFlightLimit:
@@ -417,7 +456,7 @@ class LocalRunner:
             "generation": dataclasses.asdict(self.settings.generation),
             # int8 may translate a sentence differently: a job resumed on another engine or
             # precision does not reuse the chunks of the first.
-            "engine": list(choose(self.settings.engine)),
+            "engine": list(choose(self.settings.engine, model_dir=self.model_dir)),
         }
         # Requests are merged into engine calls anyway; this only bounds the Python work queued.
         self.concurrency = max(1, concurrency)

@@ -9,10 +9,13 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from translator.backends import AUTO, choose
-from translator.backends.base import cgroup_cpu_quota, cpu_allowance
-from translator.backends.ctranslate2_convert import check, is_converted
+from translator.backends import AUTO, ConversionMissing, choose, is_converted, load_backend
+from translator.backends.base import Decoding, SpecialIds, cgroup_cpu_quota, cpu_allowance
+from translator.backends.ctranslate2_convert import check
 from translator.config import Engine
+
+DECODING = Decoding(num_beams=1, length_penalty=1.0, no_repeat_ngram_size=0)
+SPECIAL = SpecialIds(decoder_start=2, eos=2, pad=1)
 
 
 @pytest.mark.parametrize(
@@ -31,6 +34,17 @@ from translator.config import Engine
 )
 def test_auto_is_resolved_per_device(engine, cuda, expected):
     assert choose(engine, cuda_available=cuda) == expected
+
+
+def test_auto_runs_an_unconverted_checkpoint_on_transformers(fixture_model, converted_fixture_model):
+    # A plain checkpoint directory given to the offline tools: auto is the fastest engine it can
+    # run on; an explicit CTranslate2 asks for the conversion, which it names.
+    assert choose(Engine(), cuda_available=False, model_dir=fixture_model) == ("transformers", "cpu", "int8")
+    assert choose(Engine(), cuda_available=False, model_dir=converted_fixture_model) == ("ctranslate2", "cpu", "int8")
+    with pytest.raises(ConversionMissing, match="ctranslate2_convert"):
+        choose(Engine(dtype="int8_float16"), cuda_available=True, model_dir=fixture_model)
+    with pytest.raises(ConversionMissing, match="ctranslate2_convert"):
+        load_backend(fixture_model, Engine(backend="ctranslate2"), DECODING, SPECIAL, 128)
 
 
 def test_the_auto_table_names_real_backends_and_precisions():

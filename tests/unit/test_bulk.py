@@ -113,6 +113,50 @@ def test_bad_invocations_exit_2(fixture_model, tmp_path, capsys):
     assert run(tmp_path / "in.txt", "--output", tmp_path / "o.txt", "--model", tmp_path / "none") == EXIT_BAD_INPUT
 
 
+def test_the_engine_of_an_in_process_job_is_chosen_on_the_command_line(
+    fixture_model, converted_fixture_model, tmp_path, capsys
+):
+    (tmp_path / "in.txt").write_text(EN_FR[0][0] + "\n", encoding="utf-8")
+    for engine, model in (("transformers:float32", fixture_model), ("ctranslate2:int8", converted_fixture_model)):
+        output = tmp_path / f"{engine.replace(':', '-')}.txt"
+        assert (
+            run(
+                tmp_path / "in.txt",
+                "--output",
+                output,
+                "--model",
+                model,
+                "--engine",
+                engine,
+                "--from",
+                "en",
+                "--to",
+                "fr",
+            )
+            == 0
+        )
+        assert lines(output) == [EN_FR[0][1], ""], engine
+    for engine, message in (
+        ("onnx:int8", "Input should be 'auto', 'transformers' or 'ctranslate2'"),
+        ("transformers", "expected BACKEND:DTYPE"),
+        ("transformers:int8_float16", "needs backend ctranslate2"),
+    ):
+        code = run(tmp_path / "in.txt", "--output", tmp_path / "o.txt", "--model", fixture_model, "--engine", engine)
+        assert code == EXIT_BAD_INPUT, engine
+        assert message in capsys.readouterr().err, engine
+    code = run(
+        tmp_path / "in.txt",
+        "--output",
+        tmp_path / "o.txt",
+        "--url",
+        "http://127.0.0.1:9",
+        "--engine",
+        "ctranslate2:int8",
+    )
+    assert code == EXIT_BAD_INPUT
+    assert "--engine applies to --model" in capsys.readouterr().err
+
+
 def test_units_key_on_content_and_settings(tmp_path):
     (tmp_path / "a.txt").write_text("One.\nTwo.\n", encoding="utf-8")
     [unit] = plan_units(tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format=None)

@@ -6,12 +6,26 @@ ask which backend runs. This module picks one from the settings and loads it.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from translator.backends.base import Backend, Decoding, Generated, SpecialIds, cpu_allowance
+from translator.backends.ctranslate2_backend import CONVERTED_DIR, ConversionMissing
 from translator.config import Engine
 
-__all__ = ["AUTO", "Backend", "Choice", "Decoding", "Generated", "SpecialIds", "choose", "load_backend"]
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "AUTO",
+    "Backend",
+    "ConversionMissing",
+    "Choice",
+    "Decoding",
+    "Generated",
+    "SpecialIds",
+    "choose",
+    "load_backend",
+]
 
 Choice = tuple[str, str, str]  # backend, device, dtype
 
@@ -30,8 +44,13 @@ AUTO_DTYPE: dict[tuple[str, str], str] = {
 }
 
 
-def choose(engine: Engine, cuda_available: bool | None = None) -> Choice:
-    """The concrete backend, device and dtype the settings ask for, `auto`s resolved."""
+def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | Path | None = None) -> Choice:
+    """The concrete backend, device and dtype the settings ask for, `auto`s resolved.
+
+    With `model_dir`, `backend: auto` takes transformers for a checkpoint directory that has no
+    CTranslate2 conversion (a plain checkpoint given to the offline tools; the model store's
+    entries always have one): auto means the fastest engine the model can run on.
+    """
     device = engine.device
     if device == "auto":
         device = "cuda" if (cuda_available if cuda_available is not None else _cuda_available()) else "cpu"
@@ -40,6 +59,11 @@ def choose(engine: Engine, cuda_available: bool | None = None) -> Choice:
     dtype: str = engine.dtype
     if backend == "auto":
         backend = AUTO[kind][0] if dtype in ("auto", AUTO[kind][1]) else _backend_for(dtype, kind)
+        if backend == "ctranslate2" and model_dir is not None and not is_converted(Path(model_dir)):
+            if dtype not in ("auto", "float32", "float16", "bfloat16") and not (dtype == "int8" and kind == "cpu"):
+                raise ConversionMissing(_missing(model_dir))
+            logger.warning("%s has no CTranslate2 conversion: running it on transformers", model_dir)
+            backend = "transformers"
     if dtype == "auto":
         dtype = AUTO_DTYPE[(backend, kind)]
     return backend, device, dtype
@@ -51,6 +75,18 @@ def _backend_for(dtype: str, kind: str) -> str:
     if dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda"):
         return "ctranslate2"
     return AUTO[kind][0]
+
+
+def is_converted(model_dir: Path) -> bool:
+    return (model_dir / CONVERTED_DIR / "model.bin").is_file()
+
+
+def _missing(model_dir: str | Path) -> str:
+    return (
+        f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin): register the checkpoint with "
+        f"save_model.py, which converts it, or convert it in place with "
+        f"`python -m translator.backends.ctranslate2_convert {model_dir}`; or use backend transformers"
+    )
 
 
 def _cuda_available() -> bool:
@@ -71,7 +107,7 @@ def load_backend(
     special: SpecialIds,
     vocabulary_size: int,
 ) -> Backend:
-    backend, device, dtype = choose(engine)
+    backend, device, dtype = choose(engine, model_dir=model_dir)
     threads = engine.threads or cpu_allowance()
     if backend == "ctranslate2":
         from translator.backends.ctranslate2_backend import CTranslate2Backend

@@ -36,12 +36,11 @@ class CTranslate2Backend:
     ) -> None:
         import ctranslate2
 
+        from translator.backends import _missing
+
         path = Path(model_dir) / CONVERTED_DIR
         if not (path / "model.bin").is_file():
-            raise ConversionMissing(
-                f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin); register the checkpoint "
-                "again with save_model.py, which converts it, or set translation.engine.backend: transformers"
-            )
+            raise ConversionMissing(_missing(model_dir))
         self.tokens = _vocabulary(path)
         if len(self.tokens) != vocabulary_size:
             raise ValueError(

@@ -85,5 +85,21 @@ def converted_path(model_dir: Path) -> Path:
     return model_dir / CONVERTED_DIR
 
 
-def is_converted(model_dir: Path) -> bool:
-    return (converted_path(model_dir) / "model.bin").is_file()
+def main(argv: list[str] | None = None) -> int:
+    """`python -m translator.backends.ctranslate2_convert DIR`: convert a checkpoint directory in
+    place (into DIR/ctranslate2), for the offline tools' `--model DIR` on the CTranslate2 engine."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m translator.backends.ctranslate2_convert", description=main.__doc__)
+    parser.add_argument("model_dir", type=Path, help="M2M100 checkpoint directory (config.json, weights, tokenizer)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if not (args.model_dir / "config.json").is_file():
+        parser.error(f"{args.model_dir}: no config.json, not a checkpoint directory")
+    output = convert(args.model_dir, converted_path(args.model_dir))
+    logger.info("converted %s into %s", args.model_dir, output)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
