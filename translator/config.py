@@ -94,7 +94,7 @@ class Engine:
     # whatever the mix of short and long sentences in a batch.
     max_batch_tokens: Positive = 8192
     # Which engine runs the model (translator/backends); `auto` picks per device the fastest one
-    # measured (translator.backends.resolve), and the precision with `dtype: auto`.
+    # measured (translator.backends.choose), and the precision with `dtype: auto`.
     backend: Backend = "auto"
     device: Annotated[str, Field(pattern=r"^(auto|cpu|cuda(:\d+)?)$", strict=True)] = "auto"
     dtype: Dtype = "auto"

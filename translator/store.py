@@ -149,16 +149,19 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
     except NotFound:
         pass
     else:
-        latest = str(bentoml.models.get(f"{MODEL_NAME}:latest").tag) == tag
-        if latest and is_converted(Path(stored.path)):
+        if str(bentoml.models.get(f"{MODEL_NAME}:latest").tag) == tag:
+            if not is_converted(Path(stored.path)):
+                # An entry made before the CTranslate2 conversion existed: converted in place
+                # (staged, then renamed), never deleted first, so a conversion that fails (memory,
+                # disk) leaves this entry serving on transformers rather than an older one.
+                logger.info("%s is in the store as %s without its CTranslate2 conversion; converting", model_id, tag)
+                convert(source.directory, converted_path(Path(stored.path)))
             logger.info("%s already in the store as %s, the latest", model_id, tag)
             return tag
         # Registered before, but another checkpoint came after it: registering this one again
         # must make it what serves (a rollback), and `latest` follows the newest creation time,
-        # so the entry is made anew rather than reused. An entry made before the CTranslate2
-        # conversion existed is made anew too, with it.
-        why = "without its CTranslate2 conversion" if latest else "not the latest"
-        logger.info("%s is in the store as %s, but %s; registering it again", model_id, tag, why)
+        # so the entry is made anew rather than reused.
+        logger.info("%s is in the store as %s, but not the latest; registering it again", model_id, tag)
         bentoml.models.delete(tag)
 
     metadata: dict[str, Any] = {

@@ -164,8 +164,19 @@ def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
         )
     if not args.model.is_dir():
         raise invalid(f"--model {args.model}: no such directory")
+    settings = _settings_with_engine(args.engine, invalid)
+    from translator.backends import ConversionMissing, choose, is_converted, missing_conversion
+
+    # The engine resolved before anything loads, so what cannot run is a bad-input error, not a
+    # traceback from inside the job.
     try:
-        return LocalRunner(args.model, settings=_settings_with_engine(args.engine, invalid))
+        backend, _, _ = choose(settings.engine, model_dir=args.model)
+    except (ConversionMissing, ValueError) as exc:
+        raise invalid(f"--model {args.model}: {exc}") from exc
+    if backend == "ctranslate2" and not is_converted(args.model):
+        raise invalid(f"--model {args.model}: {missing_conversion(args.model)}")
+    try:
+        return LocalRunner(args.model, settings=settings)
     except RunnerError as exc:
         raise invalid(f"--model {args.model}: {exc}") from exc
 

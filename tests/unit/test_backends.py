@@ -47,6 +47,23 @@ def test_auto_runs_an_unconverted_checkpoint_on_transformers(fixture_model, conv
         load_backend(fixture_model, Engine(backend="ctranslate2"), DECODING, SPECIAL, 128)
 
 
+@pytest.mark.parametrize(
+    ("engine", "message"),
+    [
+        (Engine(dtype="int8_float16"), "is for CUDA"),
+        (Engine(backend="ctranslate2", dtype="float16"), "CTranslate2 on the CPU computes in float32 or int8"),
+    ],
+)
+def test_what_no_engine_runs_on_the_device_found_is_refused_by_name(engine, message):
+    # device: auto found no GPU: the settings' validator, which sees only "auto", cannot refuse these.
+    with pytest.raises(ValueError, match=message):
+        choose(engine, cuda_available=False)
+
+
+def test_half_precision_on_the_cpu_runs_on_transformers():
+    assert choose(Engine(dtype="bfloat16"), cuda_available=False) == ("transformers", "cpu", "bfloat16")
+
+
 def test_the_auto_table_names_real_backends_and_precisions():
     for backend, dtype in AUTO.values():
         Engine(backend=backend, dtype=dtype)  # type: ignore[arg-type]
@@ -150,5 +167,9 @@ def test_registration_adds_the_conversion_to_an_entry_made_before_it(fixture_mod
     name, version = tag.split(":")
     stored = home / "models" / name / version
     shutil.rmtree(stored / "ctranslate2")  # as save_model.py left it before the conversion existed
+    entry = (stored / "model.yaml").read_text()
     assert register(fixture_model, home) == tag
+    # Converted in place, not deleted and made anew: a conversion that failed half way must not
+    # leave an older checkpoint as the latest.
+    assert (stored / "model.yaml").read_text() == entry
     assert (home / "models" / name / version / "ctranslate2" / "model.bin").is_file()

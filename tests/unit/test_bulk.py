@@ -5,6 +5,7 @@ Through a real server, and killed with SIGKILL, in tests/e2e/test_bulk.py.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 from pathlib import Path
@@ -15,7 +16,7 @@ from fixture.build import load_corpus, sentence_pairs
 from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, main
 from m2m_tools.corpus import FileUnit, plan_units
 from m2m_tools.jobs.job import Invalid, Item, Options, run_job
-from m2m_tools.jobs.runners import HttpRunner
+from m2m_tools.jobs.runners import HttpRunner, runner_from_args
 from translator import limits
 
 PAIRS = sentence_pairs(load_corpus())
@@ -137,6 +138,8 @@ def test_the_engine_of_an_in_process_job_is_chosen_on_the_command_line(
         )
         assert lines(output) == [EN_FR[0][1], ""], engine
     for engine, message in (
+        ("ctranslate2:int8", "python -m translator.backends.ctranslate2_convert"),  # not converted
+        ("ctranslate2:float16", "CTranslate2 on the CPU computes in float32 or int8"),
         ("onnx:int8", "Input should be 'auto', 'transformers' or 'ctranslate2'"),
         ("transformers", "expected BACKEND:DTYPE"),
         ("transformers:int8_float16", "needs backend ctranslate2"),
@@ -155,6 +158,26 @@ def test_the_engine_of_an_in_process_job_is_chosen_on_the_command_line(
     )
     assert code == EXIT_BAD_INPUT
     assert "--engine applies to --model" in capsys.readouterr().err
+
+
+def test_the_engine_asked_for_is_the_one_in_the_jobs_identity(fixture_model, converted_fixture_model):
+    # A job's checkpoints are keyed on its runner's identity: a job resumed on another engine or
+    # precision must not reuse the chunks of the first.
+    identities = {}
+    for engine, model in (
+        ("transformers:float32", converted_fixture_model),
+        ("transformers:int8", converted_fixture_model),
+        ("ctranslate2:int8", converted_fixture_model),
+        (None, fixture_model),  # auto, not converted: transformers
+    ):
+        args = argparse.Namespace(url=None, model=model, engine=engine)
+        identities[engine] = runner_from_args(args, ValueError).identity["engine"]
+    assert identities == {
+        "transformers:float32": ["transformers", "cpu", "float32"],
+        "transformers:int8": ["transformers", "cpu", "int8"],
+        "ctranslate2:int8": ["ctranslate2", "cpu", "int8"],
+        None: ["transformers", "cpu", "int8"],
+    }
 
 
 def test_units_key_on_content_and_settings(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from translator.backends.base import Backend, Decoding, Generated, SpecialIds, cpu_allowance
 from translator.backends.ctranslate2_backend import CONVERTED_DIR, ConversionMissing
-from translator.config import Engine
+from translator.config import CTRANSLATE2_ONLY_DTYPES, Engine
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +25,7 @@ __all__ = [
     "SpecialIds",
     "choose",
     "load_backend",
+    "missing_conversion",
 ]
 
 Choice = tuple[str, str, str]  # backend, device, dtype
@@ -45,11 +46,13 @@ AUTO_DTYPE: dict[tuple[str, str], str] = {
 
 
 def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | Path | None = None) -> Choice:
-    """The concrete backend, device and dtype the settings ask for, `auto`s resolved.
+    """The concrete backend, device and dtype the settings ask for, `auto`s resolved; ValueError
+    for a combination no engine runs on the device found.
 
     With `model_dir`, `backend: auto` takes transformers for a checkpoint directory that has no
-    CTranslate2 conversion (a plain checkpoint given to the offline tools; the model store's
-    entries always have one): auto means the fastest engine the model can run on.
+    CTranslate2 conversion (a plain checkpoint given to the offline tools, or a store entry made
+    before the conversion existed, until save_model.py runs again): auto means the fastest engine
+    the model can run on.
     """
     device = engine.device
     if device == "auto":
@@ -57,23 +60,29 @@ def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | 
     kind = "cuda" if device.startswith("cuda") else "cpu"
     backend: str = engine.backend
     dtype: str = engine.dtype
+    if kind == "cpu" and dtype in CTRANSLATE2_ONLY_DTYPES:
+        raise ValueError(f"dtype {dtype} is for CUDA, and the engine runs on the CPU here: use int8 or float32")
     if backend == "auto":
         backend = AUTO[kind][0] if dtype in ("auto", AUTO[kind][1]) else _backend_for(dtype, kind)
         if backend == "ctranslate2" and model_dir is not None and not is_converted(Path(model_dir)):
-            if dtype not in ("auto", "float32", "float16", "bfloat16") and not (dtype == "int8" and kind == "cpu"):
-                raise ConversionMissing(_missing(model_dir))
+            if dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda"):
+                raise ConversionMissing(missing_conversion(model_dir))  # a precision only CTranslate2 runs
             logger.warning("%s has no CTranslate2 conversion: running it on transformers", model_dir)
             backend = "transformers"
+    if backend == "ctranslate2" and kind == "cpu" and dtype in ("float16", "bfloat16"):
+        raise ValueError(f"CTranslate2 on the CPU computes in float32 or int8; dtype {dtype} needs transformers")
     if dtype == "auto":
         dtype = AUTO_DTYPE[(backend, kind)]
     return backend, device, dtype
 
 
 def _backend_for(dtype: str, kind: str) -> str:
-    # A precision asked for with `backend: auto`: the engine that runs it (transformers has no
-    # int8 on CUDA nor the int8_* mixes).
+    # A precision asked for with `backend: auto`: the engine that runs it. Transformers has no
+    # int8 on CUDA nor the int8_* mixes; CTranslate2 has no half precision on the CPU.
     if dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda"):
         return "ctranslate2"
+    if kind == "cpu" and dtype in ("float16", "bfloat16"):
+        return "transformers"
     return AUTO[kind][0]
 
 
@@ -81,7 +90,7 @@ def is_converted(model_dir: Path) -> bool:
     return (model_dir / CONVERTED_DIR / "model.bin").is_file()
 
 
-def _missing(model_dir: str | Path) -> str:
+def missing_conversion(model_dir: str | Path) -> str:
     return (
         f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin): register the checkpoint with "
         f"save_model.py, which converts it, or convert it in place with "
@@ -90,14 +99,11 @@ def _missing(model_dir: str | Path) -> str:
 
 
 def _cuda_available() -> bool:
-    try:
-        import ctranslate2
+    # torch's answer, as before the backends and as the GPU tests ask: the CUDA default (transformers
+    # bfloat16) runs on torch.
+    import torch
 
-        return bool(ctranslate2.get_cuda_device_count())
-    except ImportError:  # pragma: no cover - ctranslate2 is a pinned dependency
-        import torch
-
-        return bool(torch.cuda.is_available())
+    return bool(torch.cuda.is_available())
 
 
 def load_backend(

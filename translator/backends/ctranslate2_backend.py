@@ -1,4 +1,4 @@
-"""CTranslate2: the checkpoint converted at registration (`translator.backends.convert`), run by
+"""CTranslate2: the checkpoint converted at registration (`translator.backends.ctranslate2_convert`), run by
 its C++ kernels: int8 on CPU, float16/bfloat16/int8_float16 on CUDA, with far less Python per
 decoding step than transformers' `generate`."""
 
@@ -36,11 +36,11 @@ class CTranslate2Backend:
     ) -> None:
         import ctranslate2
 
-        from translator.backends import _missing
+        from translator.backends import missing_conversion
 
         path = Path(model_dir) / CONVERTED_DIR
         if not (path / "model.bin").is_file():
-            raise ConversionMissing(_missing(model_dir))
+            raise ConversionMissing(missing_conversion(model_dir))
         self.tokens = _vocabulary(path)
         if len(self.tokens) != vocabulary_size:
             raise ValueError(
