@@ -133,7 +133,10 @@ class Translation:
 
     def __init__(self) -> None:
         self.languages = frozenset(supported_languages())
-        self.gate = EngineGate(lambda timeout: self.engine.is_ready(timeout))
+        # The client's own timeout is set past the gate's: BentoML answers some timeouts with a
+        # plain False, and the gate must see an engine that stopped answering as silent (its
+        # waiting calls are abandoned), not as one that said "not ready" (they are left to finish).
+        self.gate = EngineGate(lambda timeout: self.engine.is_ready(int(timeout) + 2))
         self.client = EngineClient(
             self.gate,
             lambda pieces, priority, timeout_ms: self.engine.to_async.translate(
