@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -81,6 +82,19 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def decoy_checkpoint(checkpoint: Path, destination: Path) -> Path:
+    """A copy of `checkpoint` that loads and converts like it but translates nothing right (every
+    weight matrix's rows reversed): registered beside the real one, it shows which one a server
+    or a bento took, since only the real one reproduces the fixture's corpus."""
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(checkpoint, destination, ignore=shutil.ignore_patterns("ctranslate2"))
+    weights = destination / "model.safetensors"
+    tensors = {name: t.flip(0).contiguous() if t.dim() > 1 else t for name, t in load_file(weights).items()}
+    save_file(tensors, weights, metadata={"format": "pt"})
+    return destination
 
 
 def register(model: str | Path, bentoml_home: Path) -> str:

@@ -155,7 +155,7 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
                 # (staged, then renamed), never deleted first, so a conversion that fails (memory,
                 # disk) leaves this entry serving on transformers rather than an older one.
                 logger.info("%s is in the store as %s without its CTranslate2 conversion; converting", model_id, tag)
-                convert(source.directory, converted_path(Path(stored.path)))
+                _convert(source.directory, Path(stored.path))
             logger.info("%s already in the store as %s, the latest", model_id, tag)
             return tag
         # Registered before, but another checkpoint came after it: registering this one again
@@ -189,9 +189,20 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
     ) as model:
         _copy(files, Path(model.path), progress=progress)
         logger.info("converting %s for CTranslate2", model_id)
-        convert(source.directory, converted_path(Path(model.path)))
+        _convert(source.directory, Path(model.path))
     logger.info("registered %s as %s, now %s:latest", model_id, tag, MODEL_NAME)
     return tag
+
+
+def _convert(directory: Path, stored: Path) -> None:
+    """The CTranslate2 conversion into a store entry; a checkpoint it cannot read is refused here,
+    at registration, rather than by the engine at its first start."""
+    try:
+        convert(directory, converted_path(stored))
+    except Exception as exc:  # noqa: BLE001 - the converter's errors are many (safetensors, torch, ctranslate2)
+        raise RegistrationError(
+            f"{directory}: the weights could not be converted for CTranslate2 ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def _copy(files: list[Path], destination: Path, *, progress: bool) -> None:

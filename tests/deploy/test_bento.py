@@ -32,7 +32,7 @@ import requests
 import yaml
 
 from tests.deploy.helpers import ROOT, Obj, adapter_rules, configmap_file, container, env_of, one, render
-from tests.harness import free_port
+from tests.harness import decoy_checkpoint, free_port
 from translator.config import MODEL_NAME
 
 pytestmark = pytest.mark.slow
@@ -82,10 +82,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     source = work / "src" / "m2m100_418M"
     shutil.copytree(checkpoint, source)
     first_tag = run([sys.executable, "save_model.py", "--model-id", str(source), "--quiet"], env).split()[-1]
-    decoy = work / "decoy" / "my-checkpoint"
-    shutil.copytree(checkpoint, decoy)
-    weights = next(p for p in decoy.iterdir() if p.name in ("model.safetensors", "pytorch_model.bin"))
-    weights.write_bytes(b"not a checkpoint")
+    decoy = decoy_checkpoint(checkpoint, work / "decoy" / "my-checkpoint")
     decoy_tag = run([sys.executable, "save_model.py", "--model-id", str(decoy), "--quiet"], env).split()[-1]
     model_tag = run([sys.executable, "save_model.py", "--model-id", str(source), "--quiet"], env).split()[-1]
     # One name for every checkpoint, whatever its directory is called; the version is its content.

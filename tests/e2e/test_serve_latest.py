@@ -1,19 +1,17 @@
 """`python save_model.py --model-id DIR` then plain `bentoml serve`: no TRANSLATOR_MODEL, no tag to copy.
 
 Every checkpoint is registered under one name and the last one registered is `latest`, which the
-service loads by default. A broken checkpoint registered first proves the server does not just
-take whichever version it finds.
+service loads by default. A decoy checkpoint (same shapes, scrambled weights) registered first
+proves the server does not just take whichever version it finds.
 """
 
 from __future__ import annotations
-
-import shutil
 
 import pytest
 import requests
 
 from fixture.build import load_corpus
-from tests.harness import register, start_server
+from tests.harness import decoy_checkpoint, register, start_server
 from translator.config import MODEL_NAME
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -21,9 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def test_plain_bentoml_serve_serves_the_last_registered_checkpoint(fixture_model, tmp_path):
     home = tmp_path / "bentoml-home"  # private: no other test's models in this store
-    broken = tmp_path / "older-checkpoint"
-    shutil.copytree(fixture_model, broken)
-    (broken / "model.safetensors").write_bytes(b"not a checkpoint")
+    broken = decoy_checkpoint(fixture_model, tmp_path / "older-checkpoint")
     broken_tag = register(broken, home)
     tag = register(fixture_model, home)
     assert tag.split(":")[0] == broken_tag.split(":")[0] == MODEL_NAME and tag != broken_tag

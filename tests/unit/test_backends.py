@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 
 import pytest
@@ -173,3 +174,17 @@ def test_registration_adds_the_conversion_to_an_entry_made_before_it(fixture_mod
     # leave an older checkpoint as the latest.
     assert (stored / "model.yaml").read_text() == entry
     assert (home / "models" / name / version / "ctranslate2" / "model.bin").is_file()
+
+
+def test_registration_refuses_weights_it_cannot_convert(fixture_model, tmp_path):
+    # Refused by save_model.py with a message (exit 2), not by the engine at its first start.
+    from tests.harness import register
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for path in fixture_model.iterdir():
+        if path.is_file():
+            shutil.copy2(path, broken / path.name)
+    (broken / "model.safetensors").write_bytes(b"not a checkpoint")
+    with pytest.raises(RuntimeError, match=r"(?s)failed \(2\).*could not be converted for CTranslate2"):
+        register(broken, tmp_path / "home")
