@@ -51,7 +51,15 @@ from tests.harness import (
 )
 from translator.backends import choose, is_converted
 from translator.backends.ctranslate2_convert import convert, converted_path
-from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, Settings, load_settings
+from translator.config import (
+    API_SERVICE,
+    DEFAULT_CONFIG_PATH,
+    ENGINE_SERVICE,
+    Engine,
+    Settings,
+    load_settings,
+    with_engine,
+)
 
 logger = logging.getLogger("bench")
 
@@ -100,12 +108,11 @@ def _scenarios(text: str) -> list[str]:
 def _engines(text: str) -> list[tuple[str, str]]:
     engines = []
     for item in text.split(","):
-        backend, sep, dtype = item.strip().partition(":")
-        if not sep or backend not in ("auto", "transformers", "ctranslate2") or not dtype:
-            raise argparse.ArgumentTypeError(
-                f"an engine is backend:dtype (transformers:float32, ctranslate2:int8); got {item!r}"
-            )
-        engines.append((backend, dtype))
+        try:
+            engine = with_engine(Engine(), item)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"--engines {item!r}: {exc}") from exc
+        engines.append((engine.backend, engine.dtype))
     return engines
 
 

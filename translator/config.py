@@ -14,6 +14,7 @@ otherwise surface later as a crash-looping engine). They stay dataclasses so tha
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 from dataclasses import field
 from pathlib import Path
@@ -114,6 +115,15 @@ class Engine:
         if self.device == "cpu" and self.dtype in CTRANSLATE2_ONLY_DTYPES:
             raise ValueError(f"dtype {self.dtype} is for CUDA; on the CPU use int8 or float32")
         return self
+
+
+def with_engine(base: Engine, text: str) -> Engine:
+    """`base` with the backend and precision of `BACKEND:DTYPE` (the tools' `--engine`, the bench's
+    `--engines`), validated like the file's keys; ValueError naming the problem."""
+    backend, sep, dtype = text.strip().partition(":")
+    if not sep or not backend or not dtype:
+        raise ValueError(f"expected BACKEND:DTYPE, e.g. ctranslate2:int8; got {text!r}")
+    return dataclasses.replace(base, backend=backend, dtype=dtype)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, config=_SECTION)

@@ -182,17 +182,14 @@ def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
 
 
 def _settings_with_engine(engine: str | None, invalid: Callable[[str], Exception]) -> Settings:
-    from translator.config import load_settings
+    from translator.config import load_settings, with_engine
 
     settings = load_settings()
     if not engine:
         return settings
-    backend, sep, dtype = engine.partition(":")
     try:
-        if not sep:
-            raise ValueError("expected BACKEND:DTYPE, e.g. ctranslate2:int8")
-        chosen = dataclasses.replace(settings.engine, backend=backend, dtype=dtype)  # type: ignore[arg-type]
-    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        chosen = with_engine(settings.engine, engine)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise invalid(f"--engine {engine}: {exc}") from exc
     return dataclasses.replace(settings, engine=chosen)
 

@@ -210,3 +210,20 @@ def test_the_service_names_the_file_is_read_by_are_the_services_names():
     from translator.config import _Services
 
     assert {field.alias for field in _Services.model_fields.values()} == {API_SERVICE, ENGINE_SERVICE}
+
+
+def test_an_engine_named_on_a_command_line_is_validated_like_the_files_keys():
+    from translator.config import Engine, with_engine
+
+    base = Engine(max_batch_tokens=1024, threads=2)
+    chosen = with_engine(base, " ctranslate2:int8 ")
+    assert (chosen.backend, chosen.dtype, chosen.max_batch_tokens, chosen.threads) == ("ctranslate2", "int8", 1024, 2)
+    for text, message in (
+        ("ctranslate2", "expected BACKEND:DTYPE"),
+        (":int8", "expected BACKEND:DTYPE"),
+        ("onnx:int8", "Input should be 'auto', 'transformers' or 'ctranslate2'"),
+        ("transformers:int4", "Input should be 'auto', 'float32'"),
+        ("transformers:int8_float16", "needs backend ctranslate2"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            with_engine(base, text)
