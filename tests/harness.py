@@ -11,6 +11,7 @@ locustfile import it from here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,24 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@contextlib.asynccontextmanager
+async def stand_in_server(routes: list[Any]) -> AsyncIterator[str]:
+    """A small aiohttp server on a free local port, for the tools' HTTP runner to talk to: yields
+    its base URL (no trailing slash) and stops it on exit."""
+    from aiohttp import web
+
+    app = web.Application()
+    app.add_routes(routes)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        host, port = runner.addresses[0][:2]
+        yield f"http://{host}:{port}"
+    finally:
+        await runner.cleanup()
 
 
 def decoy_checkpoint(checkpoint: Path, destination: Path) -> Path:

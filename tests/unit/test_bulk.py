@@ -17,6 +17,7 @@ from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, main
 from m2m_tools.corpus import FileUnit, plan_units
 from m2m_tools.jobs.job import Invalid, Item, Options, run_job
 from m2m_tools.jobs.runners import HttpRunner, runner_from_args
+from tests.harness import stand_in_server
 from translator import limits
 
 PAIRS = sentence_pairs(load_corpus())
@@ -206,17 +207,10 @@ def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
         return web.json_response({"result": [{"id": r["id"], "text": r["text"].upper()} for r in records]})
 
     async def scenario() -> None:
-        app = web.Application()
-        app.add_routes([web.post("/translation", translation)])
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        try:
+        async with stand_in_server([web.post("/translation", translation)]) as url:
             (tmp_path / "in.txt").write_text("a\nb\npoison\nc\n", encoding="utf-8")
             units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
-            http = HttpRunner(f"http://127.0.0.1:{port}", concurrency=2)
+            http = HttpRunner(url, concurrency=2)
             options = Options(chunk_size=4, records_per_request=4, progress=False)
 
             def written(state):
@@ -229,12 +223,10 @@ def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
                     "file": "in.txt",
                     "line": 3,
                     "id": 3,
-                    "reason": f"POST http://127.0.0.1:{port}/translation answered 422: "
+                    "reason": f"POST {url}/translation answered 422: "
                     "payload.records.0.text: something the server refuses",
                 }
             ]
-        finally:
-            await runner.cleanup()
 
     asyncio.run(scenario())
     assert posts[0] == 4 and sorted(posts[1:]) == [1, 1, 1, 1]
@@ -263,19 +255,12 @@ def test_a_full_server_gets_fewer_requests_in_flight_and_the_job_finishes(tmp_pa
             state["in_flight"] -= 1
 
     async def scenario() -> HttpRunner:
-        app = web.Application()
-        app.add_routes([web.post("/translation", translation)])
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        try:
+        async with stand_in_server([web.post("/translation", translation)]) as url:
             texts = [f"line {i}" for i in range(200)]
             (tmp_path / "in.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
             units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
             # Two retries would not survive the first wave of refusals without the adaptive limit.
-            http = HttpRunner(f"http://127.0.0.1:{port}", concurrency=16, max_retries=2, backoff_s=0.01)
+            http = HttpRunner(url, concurrency=16, max_retries=2, backoff_s=0.01)
             options = Options(chunk_size=50, records_per_request=2, progress=False)
 
             def written(job_state):
@@ -284,8 +269,6 @@ def test_a_full_server_gets_fewer_requests_in_flight_and_the_job_finishes(tmp_pa
             summary = await asyncio.to_thread(run_job, units, http, tmp_path / "state", options, on_unit_done=written)
             assert summary.rejects == 0
             return http
-        finally:
-            await runner.cleanup()
 
     http = asyncio.run(scenario())
     assert lines(tmp_path / "out.txt") == [f"LINE {i}" for i in range(200)] + [""]

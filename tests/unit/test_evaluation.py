@@ -32,6 +32,7 @@ from m2m_tools.jobs.runners import (
     plan_requests,
     retry_delay,
 )
+from tests.harness import stand_in_server
 from translator import limits
 from translator.config import Engine
 from translator.schemas import Piece, PieceResult
@@ -482,21 +483,12 @@ def test_http_backend_retries_429_and_503_and_runs_requests_concurrently(tmp_pat
         return web.json_response({"languages": ["en", "fr"]})
 
     async def scenario() -> dict:
-        app = web.Application()
-        app.add_routes([web.post("/translation", translation), web.get("/languages", languages)])
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        try:
-            backend = HttpRunner(f"http://127.0.0.1:{port}/", concurrency=3, backoff_s=0.01)
+        async with stand_in_server([web.post("/translation", translation), web.get("/languages", languages)]) as url:
+            backend = HttpRunner(url + "/", concurrency=3, backoff_s=0.01)
             options = RunOptions(chunk_size=15, records_per_request=2, progress=False)
             report = await asyncio.to_thread(evaluate, data, backend, tmp_path, options)
             assert backend.retries == 2
             return report
-        finally:
-            await runner.cleanup()
 
     report = asyncio.run(scenario())
     assert report["average"]["bleu"] == 100.0
@@ -515,23 +507,17 @@ def test_http_backend_does_not_retry_a_client_error(tmp_path):
         return web.json_response({"error": "payload.toLang: unsupported language code 'xx'"}, status=400)
 
     async def scenario() -> None:
-        app = web.Application()
-        app.add_routes([web.post("/translation", translation)])
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        backend = HttpRunner(f"http://127.0.0.1:{port}")
-        await backend.start()
-        try:
-            with pytest.raises(RequestRejected, match=r"answered 400: payload.toLang: unsupported language code 'xx'"):
-                await backend.translate("en", "xx", ["Hi."])
-            # /languages is not routed here: the run goes on without the up-front check.
-            assert await backend.languages() is None
-        finally:
-            await backend.close()
-            await runner.cleanup()
+        async with stand_in_server([web.post("/translation", translation)]) as url:
+            backend = HttpRunner(url)
+            await backend.start()
+            try:
+                refused = r"answered 400: payload.toLang: unsupported language code 'xx'"
+                with pytest.raises(RequestRejected, match=refused):
+                    await backend.translate("en", "xx", ["Hi."])
+                # /languages is not routed here: the run goes on without the up-front check.
+                assert await backend.languages() is None
+            finally:
+                await backend.close()
 
     asyncio.run(scenario())
     assert len(posts) == 1
