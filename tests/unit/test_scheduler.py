@@ -63,6 +63,16 @@ def run(coro):
     return asyncio.run(asyncio.wait_for(coro, 60))
 
 
+async def calibrated(model: FakeModel, max_batch_size: int, **overrides) -> Scheduler:
+    """A started scheduler whose cost model has measured a full batch and a batch of one, so
+    admission predicts from measurements rather than its first guess."""
+    scheduler = make(model, max_batch_size=max_batch_size, **overrides)
+    scheduler.start()
+    await scheduler.submit([piece("calibrate")] * max_batch_size)
+    await scheduler.submit([piece("calibrate again")])
+    return scheduler
+
+
 def test_results_come_back_per_request_in_order_and_a_bad_piece_fails_only_its_own():
     model = FakeModel(fail_on="poison")
 
@@ -209,10 +219,7 @@ def test_a_request_predicted_to_miss_its_deadline_is_refused_at_once_with_a_retr
     model = FakeModel(fixed_s=0.05, per_piece_s=0.01)
 
     async def main():
-        scheduler = make(model, max_batch_size=4, max_latency_s=1.0)
-        scheduler.start()
-        await scheduler.submit([piece("calibrate")] * 4)
-        await scheduler.submit([piece("calibrate again")])
+        scheduler = await calibrated(model, max_batch_size=4, max_latency_s=1.0)
         backlog = [asyncio.ensure_future(scheduler.submit([piece(f"q{i}")], Priority.BULK)) for i in range(60)]
         await asyncio.sleep(0)
         started = time.perf_counter()
@@ -430,10 +437,7 @@ def test_a_request_with_nothing_ahead_is_admitted_even_if_predicted_late():
     model = FakeModel(fixed_s=0.05, per_piece_s=0.01)
 
     async def main():
-        scheduler = make(model, max_batch_size=4, max_latency_s=0.02)
-        scheduler.start()
-        await scheduler.submit([piece("calibrate")] * 4)
-        await scheduler.submit([piece("calibrate again")])
+        scheduler = await calibrated(model, max_batch_size=4, max_latency_s=0.02)
         assert scheduler.predicted_wait(Priority.INTERACTIVE, 4, 12) > 0.02
         answered = await scheduler.submit([piece(f"big{i}") for i in range(4)])
         await scheduler.close()
