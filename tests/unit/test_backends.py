@@ -61,6 +61,11 @@ def test_what_no_engine_runs_on_the_device_found_is_refused_by_name(engine, mess
         choose(engine, cuda_available=False)
 
 
+def test_torchs_int8_is_refused_on_a_gpu_found_by_device_auto():
+    with pytest.raises(ValueError, match="needs backend ctranslate2"):
+        choose(Engine(backend="transformers", dtype="int8"), cuda_available=True)
+
+
 def test_half_precision_on_the_cpu_runs_on_transformers():
     assert choose(Engine(dtype="bfloat16"), cuda_available=False) == ("transformers", "cpu", "bfloat16")
 

@@ -69,6 +69,8 @@ def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | 
                 raise ConversionMissing(missing_conversion(model_dir))  # a precision only CTranslate2 runs
             logger.warning("%s has no CTranslate2 conversion: running it on transformers", model_dir)
             backend = "transformers"
+    if backend == "transformers" and (dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda")):
+        raise ValueError(f"dtype {dtype} on {kind} needs backend ctranslate2 (torch's int8 runs on the CPU only)")
     if backend == "ctranslate2" and kind == "cpu" and dtype in ("float16", "bfloat16"):
         raise ValueError(f"CTranslate2 on the CPU computes in float32 or int8; dtype {dtype} needs transformers")
     if dtype == "auto":

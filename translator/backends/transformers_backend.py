@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from translator.backends.base import Decoding, Generated, SpecialIds
-
-if TYPE_CHECKING:
-    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +19,7 @@ class TransformersBackend:
     def __init__(
         self, model_dir: str | Path, device: str, dtype: str, threads: int, decoding: Decoding, special: SpecialIds
     ) -> None:
+        """`device`/`dtype` as `translator.backends.choose` resolved and checked them."""
         import torch
         from transformers import M2M100ForConditionalGeneration
 
@@ -29,10 +27,6 @@ class TransformersBackend:
         if dtype == "bfloat16" and device.startswith("cuda") and not torch.cuda.is_bf16_supported():
             # bf16 keeps fp32's range (no overflow in attention) where the GPU has it.
             self.precision = "float16"
-        if self.precision == "int8" and not self.device.startswith("cpu"):
-            raise ValueError("dtype int8 with backend transformers runs on the CPU only (torch's dynamic quantization)")
-        if self.precision.startswith("int8_"):
-            raise ValueError(f"dtype {self.precision} needs backend ctranslate2")
         torch.set_num_threads(threads)
         self.decoding = decoding
         self.special = special
@@ -42,7 +36,6 @@ class TransformersBackend:
         if self.precision == "int8":
             model = quantize_int8(model)
         self.model = model
-        self.torch_dtype: torch.dtype = load_dtype
 
     def generate(
         self, rows: list[list[int]], targets: list[int], max_new_tokens: int, min_new_tokens: int = 0
