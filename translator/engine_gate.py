@@ -68,6 +68,7 @@ class EngineGate:
         self._seen_up = False
         self._waiting: set[asyncio.Task] = set()
         self._background: set[asyncio.Task] = set()
+        self._closed = False
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -122,12 +123,16 @@ class EngineGate:
         self._spawn(self._watch())
 
     async def close(self) -> None:
+        # The loops also stop on the flag: on Python 3.11, `asyncio.wait_for` can swallow a
+        # cancellation that arrives as the probe it waits on finishes, and a loop that missed its
+        # cancellation would keep the worker's shutdown waiting here for ever.
+        self._closed = True
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
 
     async def _recover(self) -> None:
-        while self.down_since is not None:
+        while self.down_since is not None and not self._closed:
             if await self.probe():
                 self.mark_up()
                 return
@@ -135,7 +140,7 @@ class EngineGate:
 
     async def _watch(self) -> None:
         failures = 0
-        while True:
+        while not self._closed:
             await asyncio.sleep(self.watch_interval_s)
             if not self.is_up:
                 failures = 0
