@@ -8,6 +8,9 @@ so that a builder bug cannot hide behind its own verification.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -18,7 +21,17 @@ import torch
 from transformers import M2M100ForConditionalGeneration, M2M100Tokenizer
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
-from fixture.build import CORPUS_PATH, STAMP_NAME, build_fixture, load_corpus, sentence_pairs
+from fixture.build import (
+    CORPUS_PATH,
+    SEED_ENV,
+    STAMP_NAME,
+    build_fixture,
+    encode_corpus,
+    load_corpus,
+    read_stamp,
+    sentence_pairs,
+)
+from fixture.engines import available_engines, load, margins, supported_ctranslate2_isas
 
 CONTRACT_EN = "Life is like a box of chocolates."
 CONTRACT_JA = "人生はチョコレートの箱のようなものだ。"
@@ -90,8 +103,10 @@ def pairs(corpus: list[dict]) -> list[tuple[str, str, str, str]]:
 
 
 @pytest.fixture(scope="session")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_fixture(tmp_path_factory.mktemp("fixture") / "model")
+def model_dir(fixture_model: Path) -> Path:
+    # The suite's one build (tests/conftest.py), not one of its own: a build trains and checks
+    # every engine for minutes, and the forced rebuild below proves the bytes are the same anyway.
+    return fixture_model
 
 
 @pytest.fixture(scope="session")
@@ -274,3 +289,72 @@ def test_forced_rebuild_is_byte_identical(model_dir: Path) -> None:
     assert build_fixture(model_dir, force=True) == model_dir
     assert _file_bytes(model_dir) == before
     assert not [p for p in model_dir.parent.iterdir() if p.name.startswith(".")], "old build not cleaned up"
+
+
+# --------------------------------------------------------------------------- every engine
+
+
+def test_stamp_records_each_engines_smallest_margin(model_dir: Path) -> None:
+    stamp = read_stamp(model_dir)
+    measured = stamp["measured"]
+    # Every engine this machine runs was checked, each with every reference token ahead by the
+    # build's minimum: the guarantee that int8 rounding cannot turn a token over.
+    assert set(measured["min_margin"]) == {f"{backend}:{dtype}" for backend, dtype in available_engines()}
+    assert {"transformers:int8", "ctranslate2:int8"} <= set(measured["min_margin"])
+    assert min(measured["min_margin"].values()) >= stamp["settings"]["min_margin"] >= 2.0
+    assert measured["torch_cpu_capability"] == stamp["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert measured["epochs"] > 0
+
+
+def test_ctranslate2_margins_are_the_logit_gaps_torch_computes(model_dir: Path, tokenizer: M2M100Tokenizer) -> None:
+    # CTranslate2 gives log-probabilities, not logits; the build derives its margins from two
+    # calls (alternatives with the end token masked, and scores). In float32 both engines compute
+    # the same model, so every one of those margins must equal torch's logit gap, end token included.
+    from translator.backends.ctranslate2_convert import convert, converted_path
+
+    examples = encode_corpus(tokenizer)
+    size = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))["vocab_size"]
+    copy = model_dir.parent / "margins-copy"
+    copy.mkdir()
+    try:
+        for path in model_dir.iterdir():
+            (copy / path.name).write_bytes(path.read_bytes())
+        convert(copy, converted_path(copy))
+        torch_margins = margins(load(copy, "transformers", "float32", 5, size), examples)
+        ct2_margins = margins(load(copy, "ctranslate2", "float32", 5, size), examples)
+    finally:
+        import shutil
+
+        shutil.rmtree(copy)
+    assert len(ct2_margins) == len(torch_margins) > len(examples)
+    assert {step for _, step, _, _ in ct2_margins} >= {len(e.reference) - 1 for e in examples}  # end tokens
+    gaps = [(a[2], b[2]) for a, b in zip(torch_margins, ct2_margins, strict=True)]
+    # Near certainty float32 log-probabilities lose digits (a gap of 12 carries ~0.06 of rounding).
+    assert all(abs(a - b) <= 0.02 + 0.01 * abs(a) for a, b in gaps), max(gaps, key=lambda g: abs(g[0] - g[1]))
+
+
+@pytest.mark.parametrize("isa", supported_ctranslate2_isas())
+def test_int8_reproduces_the_corpus_with_every_ctranslate2_instruction_set(model_dir: Path, isa: str) -> None:
+    # CTranslate2 picks its kernels at load time from the CPU; each set this CPU has must give the
+    # corpus back exactly (in one batch and alone) with the margin, as the build checked on its own.
+    env = {**os.environ, "CT2_FORCE_CPU_ISA": isa}
+    command = [sys.executable, "-m", "fixture.engines", str(model_dir), "--engines", "ctranslate2:int8"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    report = json.loads(done.stdout)["ctranslate2:int8"]
+    assert report["mismatches"] == [] and report["min_margin"] >= read_stamp(model_dir)["settings"]["min_margin"]
+
+
+def test_supported_instruction_sets_follow_the_cpu_flags(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("flags\t\t: fpu sse4_1 avx avx2 fma\n", encoding="utf-8")
+    assert supported_ctranslate2_isas(cpuinfo) == ["AVX2", "AVX", "GENERIC"]
+    cpuinfo.write_text("flags\t\t: avx avx2 avx512f avx512bw avx512_vnni\n", encoding="utf-8")
+    assert supported_ctranslate2_isas(cpuinfo) == ["AVX512", "AVX2", "AVX", "GENERIC"]
+
+
+def test_seed_comes_from_the_environment_and_is_validated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(SEED_ENV, "two")
+    with pytest.raises(ValueError, match="FIXTURE_SEED='two': expected a whole number"):
+        build_fixture(tmp_path / "never-built")
+    assert not (tmp_path / "never-built").exists()
