@@ -17,7 +17,7 @@ import random
 from locust import HttpUser, between, events, task
 
 from tests.harness import check_answer, corpus_sentences, job
-from translator.segment import UNSPACED_LANGUAGES
+from translator.text.segment import UNSPACED_LANGUAGES
 
 # (source language, target language, source text, expected text) for both directions.
 _SENTENCES = corpus_sentences()

@@ -2,7 +2,7 @@
 
 Two services in one process tree: `Translation` (HTTP, several async workers) validates, splits
 and reassembles; `TranslationEngine` (one worker) owns the model and its scheduler, which merges
-the pieces of concurrent requests into shared batches (translator/scheduler.py).
+the pieces of concurrent requests into shared batches (translator/engine/scheduler.py).
 """
 
 from __future__ import annotations
@@ -16,29 +16,24 @@ from typing import Annotated, Any
 import bentoml
 from pydantic import Field
 
-from translator.admission import SharedInFlight
-from translator.cache import LocalCache, SharedCache, TranslationCache, namespace
+from translator.api.admission import SharedInFlight
+from translator.api.disconnect import CallerGone, unless_disconnected
+from translator.api.engine_client import EngineClient
+from translator.api.engine_gate import EngineGate
+from translator.api.middleware import EdgeMiddleware
+from translator.api.pipeline import translate_payload
+from translator.api.request_options import deadline_ms_of, priority_of
+from translator.api.routes import languages_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
-from translator.disconnect import CallerGone, unless_disconnected
-from translator.engine_client import EngineClient
-from translator.engine_gate import EngineGate
-from translator.errors import ClientClosed, TranslationError, http_response
-from translator.middleware import EdgeMiddleware, languages_app
-from translator.pipeline import translate_payload
-from translator.request_options import deadline_ms_of, priority_of
-from translator.scheduler import Priority, Refused, Scheduler, SchedulerSettings
-from translator.schemas import (
-    EXAMPLE_PAYLOAD,
-    EngineRefusal,
-    EngineReply,
-    Payload,
-    Piece,
-    TranslationResult,
-)
+from translator.contract.errors import ClientClosed, TranslationError, http_response
+from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
+from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
+from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
+from translator.engine.scheduler import Refused, Scheduler, SchedulerSettings
 
 with bentoml.importing():
-    from translator.engine import Translator
-    from translator.metrics import PrometheusCacheObserver, PrometheusObserver
+    from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver
+    from translator.engine.translator import Translator
 
 logger = logging.getLogger("translator.service")
 

@@ -33,10 +33,11 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
+from translator.api.pipeline import translate_payload
 from translator.config import load_settings
-from translator.errors import TranslationError, http_response
-from translator.pipeline import translate_payload
-from translator.schemas import Payload, Piece, PieceResult, TranslationResult
+from translator.contract.errors import TranslationError, http_response
+from translator.contract.protocol import Piece, PieceResult
+from translator.contract.schemas import Payload, TranslationResult
 
 MODEL_ENV = "BENCH_MODEL_DIR"
 CONFIG_ENV = "BENCH_CONFIG"
@@ -50,7 +51,7 @@ def cores() -> int:
 
 class Worker:
     def __init__(self) -> None:
-        from translator.engine import Translator
+        from translator.engine.translator import Translator
 
         settings = load_settings(Path(os.environ[CONFIG_ENV]))
         workers = int(os.environ.get(WORKERS_ENV, "1"))

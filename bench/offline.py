@@ -19,7 +19,7 @@ from pathlib import Path
 from bench import workload
 from bench.tokens import generated_tokens, outputs_path, write_outputs
 from translator.config import load_settings
-from translator.schemas import Piece
+from translator.contract.protocol import Piece
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ POOL_BATCHES = 8
 def run(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
     import torch
 
-    from translator.engine import Translator
+    from translator.engine.translator import Translator
 
     settings = load_settings(config)
     load_started = time.perf_counter()

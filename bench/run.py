@@ -49,8 +49,6 @@ from tests.harness import (
     samples,
     start_server,
 )
-from translator.backends import choose, is_converted
-from translator.backends.ctranslate2_convert import convert, converted_path
 from translator.config import (
     API_SERVICE,
     DEFAULT_CONFIG_PATH,
@@ -60,6 +58,8 @@ from translator.config import (
     load_settings,
     with_engine,
 )
+from translator.engine.backends import choose, is_converted
+from translator.engine.backends.ctranslate2_convert import convert, converted_path
 
 logger = logging.getLogger("bench")
 

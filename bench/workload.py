@@ -1,6 +1,6 @@
 """What every system translates: fixture-corpus sentences in a fixed, mixed order of language pairs.
 
-The engine translates identical pieces of one batch once (`translator.batching.deduplicate`) and
+The engine translates identical pieces of one batch once (`translator.engine.batching.deduplicate`) and
 keeps what it translated in its sentence cache, which would flatter whichever system merges or
 remembers more. So no text is ever sent twice in a run: the n-th pass over the corpus prefixes each
 sentence with "(n) " (the first pass sends the sentences as they are), and every measured point
@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tests.harness import Job, corpus_sentences, job
-from translator import limits
-from translator.segment import split_text
+from translator.contract import limits
+from translator.text.segment import split_text
 
 SEED = 20240611
 

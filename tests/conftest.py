@@ -37,7 +37,7 @@ def fixture_model() -> Path:
 @pytest.fixture(scope="session")
 def converted_fixture_model(fixture_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture model with its CTranslate2 conversion beside it, as save_model.py stores it."""
-    from translator.backends.ctranslate2_convert import convert, converted_path
+    from translator.engine.backends.ctranslate2_convert import convert, converted_path
 
     directory = tmp_path_factory.mktemp("fixture-ctranslate2")
     for path in fixture_model.iterdir():

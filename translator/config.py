@@ -95,7 +95,7 @@ class Engine:
     # whatever the mix of short and long sentences in a batch.
     max_batch_tokens: Positive = 8192
     # Which engine runs the model (translator/backends); `auto` picks per device the fastest one
-    # measured (translator.backends.choose), and the precision with `dtype: auto`.
+    # measured (translator.engine.backends.choose), and the precision with `dtype: auto`.
     backend: Backend = "auto"
     device: Annotated[str, Field(pattern=r"^(auto|cpu|cuda(:\d+)?)$", strict=True)] = "auto"
     dtype: Dtype = "auto"
@@ -128,7 +128,7 @@ def with_engine(base: Engine, text: str) -> Engine:
 
 @dataclass(frozen=True, config=_SECTION)
 class Scheduling:
-    """The engine's own batch scheduler (translator/scheduler.py)."""
+    """The engine's own batch scheduler (translator/engine/scheduler.py)."""
 
     # After each batch, while fewer pieces are queued than it had, wait for the clients it
     # answered to come back, for this fraction of its compute time and at most linger_max_ms.
@@ -141,7 +141,7 @@ class Scheduling:
 
 @dataclass(frozen=True, config=_SECTION)
 class Cache:
-    """The sentence cache (translator/cache.py)."""
+    """The sentence cache (translator/engine/cache.py)."""
 
     # Translations kept in the engine process (least recently used out); 0 turns it off.
     size: NonNegative = 50_000
@@ -162,9 +162,9 @@ class Cache:
 @dataclass(frozen=True, config=_SECTION)
 class Admission:
     # Requests in flight on the HTTP service (all workers together) before new ones get 429.
-    # Enforced by translator.middleware rather than BentoML's `traffic.max_concurrency`, whose 429
+    # Enforced by translator.api.middleware rather than BentoML's `traffic.max_concurrency`, whose 429
     # has no Retry-After and comes from a middleware outside any the service can add. Counted
-    # across the workers together (translator/admission.py), not split between them.
+    # across the workers together (translator/api/admission.py), not split between them.
     max_concurrency: Positive = 256
 
 

@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from translator.backends import is_converted
-from translator.backends.ctranslate2_backend import CONVERTED_DIR
-from translator.backends.ctranslate2_convert import convert, converted_path
 from translator.config import MODEL_NAME
+from translator.engine.backends import is_converted
+from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR
+from translator.engine.backends.ctranslate2_convert import convert, converted_path
 
 logger = logging.getLogger(__name__)
 

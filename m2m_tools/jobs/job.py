@@ -30,9 +30,9 @@ from typing import Any, Protocol
 from m2m_tools.jobs.checkpoint import Chunk, ChunkLog, Done
 from m2m_tools.jobs.progress import Progress, Summary
 from m2m_tools.jobs.runners import RequestRejected, Runner, plan_requests
-from translator import limits
-from translator.errors import PayloadTooLarge, UnsupportedLanguage
-from translator.segment import split_text
+from translator.contract import limits
+from translator.contract.errors import PayloadTooLarge, UnsupportedLanguage
+from translator.text.segment import split_text
 
 logger = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ requests in flight:
   ``Retry-After``, and keeps fewer requests in flight while the server refuses for being full
   (:class:`InFlightLimit`). Each request opens its own connection, so behind a Kubernetes Service the
   requests spread over every replica, including ones the autoscaler adds during the job;
-* :class:`LocalRunner` runs :func:`translator.pipeline.translate_payload`, the service's own
+* :class:`LocalRunner` runs :func:`translator.api.pipeline.translate_payload`, the service's own
   validation, sentence splitting and rejoining, with an engine call that merges the pieces of all
-  concurrent requests into one :meth:`translator.engine.Translator.translate` call, as the engine
+  concurrent requests into one :meth:`translator.engine.translator.Translator.translate` call, as the engine
   service merges concurrent requests into batches.
 
 A request the system refuses for what it holds (a 4xx other than 429) raises
@@ -35,9 +35,10 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from translator import limits
-from translator.errors import TranslationError
-from translator.schemas import Payload, Piece, PieceResult, Record
+from translator.contract import limits
+from translator.contract.errors import TranslationError
+from translator.contract.protocol import Piece, PieceResult
+from translator.contract.schemas import Payload, Record
 
 if TYPE_CHECKING:
     import aiohttp
@@ -165,7 +166,7 @@ def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
     if not args.model.is_dir():
         raise invalid(f"--model {args.model}: no such directory")
     settings = _settings_with_engine(args.engine, invalid)
-    from translator.backends import ConversionMissing, choose, is_converted, missing_conversion
+    from translator.engine.backends import ConversionMissing, choose, is_converted, missing_conversion
 
     # The engine resolved before anything loads, so what cannot run is a bad-input error, not a
     # traceback from inside the job.
@@ -450,8 +451,8 @@ class LocalRunner:
         translator: TranslatorLike | None = None,
         concurrency: int = 64,
     ) -> None:
-        from translator.backends import choose
         from translator.config import load_settings
+        from translator.engine.backends import choose
 
         self.model_dir = Path(model_dir).resolve()
         self.label = str(self.model_dir)
@@ -474,7 +475,7 @@ class LocalRunner:
 
     async def start(self) -> None:
         if self._translator is None:
-            from translator.engine import Translator
+            from translator.engine.translator import Translator
 
             engine = dataclasses.replace(self.settings.engine, warmup=False)
             self._translator = await asyncio.to_thread(Translator, self.model_dir, engine, self.settings.generation)
@@ -488,7 +489,7 @@ class LocalRunner:
         return self._languages
 
     async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
-        from translator.pipeline import translate_payload
+        from translator.api.pipeline import translate_payload
 
         assert self._translator is not None and self._merger is not None, "start() first"
         payload = Payload(

@@ -399,7 +399,7 @@ def probe(url: str, spec: Obj) -> tuple[int, float]:
 def wait_started(server: Pod, startup: Obj) -> None:
     """Until the startup probe passes, polled as the kubelet does (each try within its timeout).
 
-    Before the engine gate (translator/engine_gate.py), a /readyz sent while the engine loaded stayed
+    Before the engine gate (translator/api/engine_gate.py), a /readyz sent while the engine loaded stayed
     open until traffic.timeout and delayed the exit on SIGTERM by as much; now it answers 503 at
     once until the model is loaded and the dispatcher warmed up, so polling it is safe.
     """

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from tests.harness import corpus_documents, histogram_buckets
-from translator import limits
+from translator.contract import limits
 
 pytestmark = pytest.mark.e2e
 
@@ -203,7 +203,7 @@ def test_no_request_above_produced_a_500(server):
 
 
 # 200,000 short records, about 6 MB: Python's urllib got "Connection reset by peer" instead of the
-# 413, since the server closed while the body was still arriving (translator/middleware.py).
+# 413, since the server closed while the body was still arriving (translator/api/middleware.py).
 BIG_BODY = json.dumps(request_for("en", "ja", [(str(i), "a") for i in range(200_000)])).encode()
 REFUSALS = {
     413: ("application/json", f"exceeds the limit of {limits.MAX_BODY_BYTES}"),

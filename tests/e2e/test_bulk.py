@@ -21,7 +21,7 @@ import pytest
 
 from fixture.build import load_corpus, sentence_pairs
 from tests.harness import ROOT
-from translator import limits
+from translator.contract import limits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

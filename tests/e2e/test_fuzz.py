@@ -35,7 +35,7 @@ from schemathesis.specs.openapi.checks import (
     unsupported_method,
 )
 
-from translator import limits
+from translator.contract import limits
 
 pytestmark = pytest.mark.e2e
 
@@ -71,7 +71,7 @@ def assert_answers_every_id(body: dict, records: list[dict]) -> list[str]:
 
 @schemathesis.check
 def error_body_is_a_json_object_naming_the_problem(ctx, response, case):
-    """Our contract for every error: `{"error": "<what and where>", ...}` (translator/errors.py)."""
+    """Our contract for every error: `{"error": "<what and where>", ...}` (translator/contract/errors.py)."""
     if response.status_code >= 400 and case.method.upper() != "HEAD":  # HEAD answers carry no body
         error_message(response)
 
@@ -164,7 +164,7 @@ def valid_requests_schema(server):
 
 @pytest.fixture(scope="module")
 def invalid_requests_schema(server):
-    # The real limits (translator/limits.py, 413 past them): violating data goes one past them.
+    # The real limits (translator/contract/limits.py, 413 past them): violating data goes one past them.
     document = contract_schema(server, limits.MAX_RECORDS_PER_REQUEST, limits.MAX_CHARS_PER_RECORD)
     schema = schemathesis.openapi.from_dict(document, config=fuzz_config("negative", 200, coverage=True))
     schema.config.update(base_url=server.url)
@@ -592,7 +592,7 @@ def test_total_characters_over_the_request_limit_is_413(server):
         ("application/json; charset=utf-16", 200),  # the charset is not looked at: JSON is UTF-8
         ("APPLICATION/JSON", 200),
         ("application/vnd.api+json", 200),
-        ("text/plain", 200),  # what curl sends with -d; accepted on purpose (translator/middleware.py)
+        ("text/plain", 200),  # what curl sends with -d; accepted on purpose (translator/api/middleware.py)
         (None, 200),
     ],
 )
@@ -613,7 +613,7 @@ def test_content_types(server, content_type, status):
 )
 def test_content_type_header_that_is_not_utf8(server, content_type, status):
     # BentoML's access log decodes this header as UTF-8 and raises on the last body message; the
-    # client must still get the whole answer (see _send_json in translator/middleware.py).
+    # client must still get the whole answer (see _send_json in translator/api/middleware.py).
     data = json.dumps({"payload": CONTRACT}).encode()
     headers = [(b"Content-Type", content_type), (b"Content-Length", str(len(data)).encode())]
     got, response_headers, body = raw_http(server, http_request("POST", "/translation", headers, data))

@@ -12,8 +12,8 @@ import pytest
 
 from tests.harness import corpus_sentences
 from translator.config import Engine
-from translator.engine import Translator
-from translator.schemas import Piece
+from translator.contract.protocol import Piece
+from translator.engine.translator import Translator
 
 pytestmark = pytest.mark.gpu
 

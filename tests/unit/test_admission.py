@@ -6,7 +6,7 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from translator.admission import SharedInFlight
+from translator.api.admission import SharedInFlight
 
 
 def hold(path: str, limit: int, n: int, ready, release, admitted) -> None:

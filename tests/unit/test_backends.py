@@ -10,10 +10,10 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from translator.backends import AUTO, ConversionMissing, choose, is_converted, load_backend
-from translator.backends.base import Decoding, SpecialIds, cgroup_cpu_quota, cpu_allowance
-from translator.backends.ctranslate2_convert import check
 from translator.config import Engine
+from translator.engine.backends import AUTO, ConversionMissing, choose, is_converted, load_backend
+from translator.engine.backends.base import Decoding, SpecialIds, cgroup_cpu_quota, cpu_allowance
+from translator.engine.backends.ctranslate2_convert import check
 
 DECODING = Decoding(num_beams=1, length_penalty=1.0, no_repeat_ngram_size=0)
 SPECIAL = SpecialIds(decoder_start=2, eos=2, pad=1)
@@ -107,7 +107,7 @@ def test_cgroup_v1_quota(tmp_path):
 
 
 def test_cpu_allowance_is_the_smaller_of_affinity_and_quota(monkeypatch):
-    import translator.backends.base as base
+    import translator.engine.backends.base as base
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
     monkeypatch.setattr(base, "cgroup_cpu_quota", lambda: 2.5)
@@ -120,7 +120,7 @@ def test_cpu_allowance_is_the_smaller_of_affinity_and_quota(monkeypatch):
 
 def test_stock_converter_misses_the_language_tokens(fixture_model, tmp_path):
     # The trap the conversion works around (CTranslate2 4.8.5 with transformers 5). When this
-    # starts passing, the workaround in translator/backends/ctranslate2_convert.py can go.
+    # starts passing, the workaround in translator/engine/backends/ctranslate2_convert.py can go.
     from ctranslate2.converters import TransformersConverter
 
     with pytest.raises(Exception, match="[Vv]ocabulary"):
@@ -139,8 +139,8 @@ def test_conversion_keeps_the_checkpoints_ids(fixture_model, converted_fixture_m
 
 
 def test_a_model_without_its_conversion_says_how_to_get_one(fixture_model):
-    from translator.backends.ctranslate2_backend import ConversionMissing
-    from translator.engine import Translator
+    from translator.engine.backends.ctranslate2_backend import ConversionMissing
+    from translator.engine.translator import Translator
 
     with pytest.raises(ConversionMissing, match="save_model.py"):
         Translator(fixture_model, Engine(backend="ctranslate2", device="cpu", warmup=False))

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from translator.batching import deduplicate, plan_batches
+from translator.engine.batching import deduplicate, plan_batches
 
 
 def test_sorts_longest_first_and_respects_budget():

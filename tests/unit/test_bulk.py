@@ -18,7 +18,7 @@ from m2m_tools.corpus import FileUnit, plan_units
 from m2m_tools.jobs.job import Invalid, Item, Options, run_job
 from m2m_tools.jobs.runners import HttpRunner, runner_from_args
 from tests.harness import stand_in_server
-from translator import limits
+from translator.contract import limits
 
 PAIRS = sentence_pairs(load_corpus())
 EN_FR = [(text, fr) for src, tgt, text, fr in PAIRS if (src, tgt) == ("en", "fr")]
@@ -139,7 +139,7 @@ def test_the_engine_of_an_in_process_job_is_chosen_on_the_command_line(
         )
         assert lines(output) == [EN_FR[0][1], ""], engine
     for engine, message in (
-        ("ctranslate2:int8", "python -m translator.backends.ctranslate2_convert"),  # not converted
+        ("ctranslate2:int8", "python -m translator.engine.backends.ctranslate2_convert"),  # not converted
         ("ctranslate2:float16", "CTranslate2 on the CPU computes in float32 or int8"),
         ("onnx:int8", "Input should be 'auto', 'transformers' or 'ctranslate2'"),
         ("transformers", "expected BACKEND:DTYPE"),

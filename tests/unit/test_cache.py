@@ -9,8 +9,8 @@ import random
 import pytest
 
 from tests.valkey import valkey  # noqa: F401 - the fixture
-from translator.cache import LocalCache, SharedCache, TranslationCache, namespace
-from translator.schemas import Piece, PieceResult
+from translator.contract.protocol import Piece, PieceResult
+from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
 
 
 class Counting:
@@ -144,6 +144,6 @@ def test_an_unreachable_shared_cache_at_start_is_not_an_error():
 
 @pytest.mark.parametrize("url", ["redis://user:secret@host:6379/0"])
 def test_the_url_password_never_reaches_the_log(url, caplog):
-    from translator.cache import _redact
+    from translator.engine.cache import _redact
 
     assert "secret" not in _redact(url) and "host:6379" in _redact(url)

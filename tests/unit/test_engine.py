@@ -10,8 +10,8 @@ import pytest
 
 from fixture.build import load_corpus, sentence_pairs
 from translator.config import Engine, Generation
-from translator.engine import Translator
-from translator.schemas import Piece
+from translator.contract.protocol import Piece
+from translator.engine.translator import Translator
 
 SPECIAL = re.compile(r"__[a-z]{2,3}__|<s>|</s>|<pad>|<unk>|madeupword")
 
@@ -217,7 +217,7 @@ def test_an_output_cut_at_its_budget_is_retried_with_the_models_room(make, pairs
 
 
 def test_a_translation_that_cannot_end_within_the_model_fails_as_truncated(translator, pairs, monkeypatch):
-    from translator.schemas import TRUNCATED
+    from translator.contract.protocol import TRUNCATED
 
     small = translator
     # As if the model had 8 positions: no long sentence's translation can end in 6 tokens,
@@ -230,7 +230,7 @@ def test_a_translation_that_cannot_end_within_the_model_fails_as_truncated(trans
 
 
 def test_split_clause_cuts_near_the_middle_at_punctuation_first():
-    from translator.segment import split_clause
+    from translator.text.segment import split_clause
 
     assert split_clause("The first clause is here, and the second one follows it.") == (
         "The first clause is here,",

@@ -9,12 +9,11 @@ import types
 import aiohttp
 import pytest
 
-from translator.disconnect import CallerGone, unless_disconnected
-from translator.engine_client import EngineClient
-from translator.engine_gate import EngineGate
-from translator.errors import GatewayTimeout, TranslationFailed, Unavailable
-from translator.scheduler import Priority
-from translator.schemas import EngineRefusal, EngineReply, Piece, PieceResult
+from translator.api.disconnect import CallerGone, unless_disconnected
+from translator.api.engine_client import EngineClient
+from translator.api.engine_gate import EngineGate
+from translator.contract.errors import GatewayTimeout, TranslationFailed, Unavailable
+from translator.contract.protocol import EngineRefusal, EngineReply, Piece, PieceResult, Priority
 
 PIECES = [Piece(text="Hello.", source="en", target="fr")]
 

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from translator.engine_gate import EngineGate
-from translator.errors import Unavailable
+from translator.api.engine_gate import EngineGate
+from translator.contract.errors import Unavailable
 
 
 class FakeEngine:

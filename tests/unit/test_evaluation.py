@@ -33,9 +33,9 @@ from m2m_tools.jobs.runners import (
     retry_delay,
 )
 from tests.harness import stand_in_server
-from translator import limits
 from translator.config import Engine
-from translator.schemas import Piece, PieceResult
+from translator.contract import limits
+from translator.contract.protocol import Piece, PieceResult
 
 FLORES = EVAL_DIR / FLORES_DIR
 JSONL = EVAL_DIR / JSONL_FILE
@@ -329,7 +329,7 @@ class CountingTranslator:
 
 @pytest.fixture(scope="module")
 def translator(fixture_model: Path):
-    from translator.engine import Translator
+    from translator.engine.translator import Translator
 
     return Translator(fixture_model, Engine(warmup=False))
 

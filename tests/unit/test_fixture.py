@@ -310,7 +310,7 @@ def test_ctranslate2_margins_are_the_logit_gaps_torch_computes(model_dir: Path, 
     # CTranslate2 gives log-probabilities, not logits; the build derives its margins from two
     # calls (alternatives with the end token masked, and scores). In float32 both engines compute
     # the same model, so every one of those margins must equal torch's logit gap, end token included.
-    from translator.backends.ctranslate2_convert import convert, converted_path
+    from translator.engine.backends.ctranslate2_convert import convert, converted_path
 
     examples = encode_corpus(tokenizer)
     size = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))["vocab_size"]

@@ -1,4 +1,4 @@
-"""translator.langdetect: the code mapping, the refusals, and the accuracy table of the README.
+"""translator.text.langdetect: the code mapping, the refusals, and the accuracy table of the README.
 
 The detector is the real py3langid model (it ships in the wheel; loading takes about a second).
 `pytest tests/unit/test_langdetect.py -k accuracy -s` prints the accuracy table.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
-from translator.langdetect import (
+from translator.text.langdetect import (
     DETECTABLE,
     DETECTOR_TO_M2M100,
     MIN_CONFIDENCE,
@@ -150,7 +150,7 @@ def test_detection_is_restricted_to_the_checkpoints_languages() -> None:
 
 
 def test_importing_the_module_does_not_load_the_detector() -> None:
-    code = "import sys, translator.langdetect, translator.pipeline; print('py3langid' in sys.modules)"
+    code = "import sys, translator.text.langdetect, translator.api.pipeline; print('py3langid' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

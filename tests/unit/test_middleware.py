@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.harness import free_port
-from translator import limits
-from translator.admission import SharedInFlight
-from translator.middleware import EdgeMiddleware, _discard_body, error_body, languages_body
+from translator.api.admission import SharedInFlight
+from translator.api.middleware import EdgeMiddleware, _discard_body, error_body
+from translator.api.routes import languages_body
+from translator.contract import limits
 
 
 def test_bentoml_list_body_becomes_an_object():

@@ -5,10 +5,11 @@ import json
 
 import pytest
 
-from translator import limits
-from translator.errors import PayloadTooLarge, TranslationFailed, UndeterminedLanguage, UnsupportedLanguage
-from translator.pipeline import translate_payload
-from translator.schemas import Payload, Piece, PieceResult
+from translator.api.pipeline import translate_payload
+from translator.contract import limits
+from translator.contract.errors import PayloadTooLarge, TranslationFailed, UndeterminedLanguage, UnsupportedLanguage
+from translator.contract.protocol import Piece, PieceResult
+from translator.contract.schemas import Payload
 
 LANGS = {"en", "ja", "fr"}
 
@@ -91,8 +92,8 @@ def test_a_failed_piece_fails_the_request_with_the_record_id():
 
 
 def test_a_piece_that_cannot_be_completed_fails_the_request_with_422_naming_the_record():
-    from translator.errors import TranslationIncomplete
-    from translator.schemas import TRUNCATED
+    from translator.contract.errors import TranslationIncomplete
+    from translator.contract.protocol import TRUNCATED
 
     async def cut(pieces):
         return [

@@ -17,11 +17,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from translator import limits
-from translator.errors import TranslationFailed
-from translator.pipeline import UNSPACED_LANGUAGES, translate_payload
-from translator.schemas import Payload, Piece, PieceResult
-from translator.segment import join, split_text
+from translator.api.pipeline import UNSPACED_LANGUAGES, translate_payload
+from translator.contract import limits
+from translator.contract.errors import TranslationFailed
+from translator.contract.protocol import Piece, PieceResult
+from translator.contract.schemas import Payload
+from translator.text.segment import join, split_text
 
 # --- text strategies -------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from translator.scheduler import CostModel, Priority, Refused, Scheduler, SchedulerSettings
-from translator.schemas import Piece, PieceResult
+from translator.contract.protocol import Piece, PieceResult, Priority
+from translator.engine.scheduler import CostModel, Refused, Scheduler, SchedulerSettings
 
 
 class FakeModel:

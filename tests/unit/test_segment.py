@@ -1,4 +1,4 @@
-"""Tests for translator.segment: sentence splitting that must preserve layout exactly."""
+"""Tests for translator.text.segment: sentence splitting that must preserve layout exactly."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from translator.segment import ABBREVIATIONS, Segmented, join, split_text
+from translator.text.segment import ABBREVIATIONS, Segmented, join, split_text
 
 BIG = 10_000  # a max_chars that never forces chunking
 

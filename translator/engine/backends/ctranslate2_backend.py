@@ -1,4 +1,4 @@
-"""CTranslate2: the checkpoint converted at registration (`translator.backends.ctranslate2_convert`), run by
+"""CTranslate2: the checkpoint converted at registration (`translator.engine.backends.ctranslate2_convert`), run by
 its C++ kernels: int8 on CPU, float16/bfloat16/int8_float16 on CUDA, with far less Python per
 decoding step than transformers' `generate`."""
 
@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from translator.backends.base import Decoding, Generated, SpecialIds
+from translator.engine.backends.base import Decoding, Generated, SpecialIds
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class CTranslate2Backend:
     ) -> None:
         import ctranslate2
 
-        from translator.backends import missing_conversion
+        from translator.engine.backends import missing_conversion
 
         path = Path(model_dir) / CONVERTED_DIR
         if not (path / "model.bin").is_file():

@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from translator.errors import Unavailable
+from translator.contract.errors import Unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from translator.backends.ctranslate2_backend import CONVERTED_DIR
+from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR
 
 logger = logging.getLogger(__name__)
 
@@ -86,11 +86,13 @@ def converted_path(model_dir: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m translator.backends.ctranslate2_convert DIR`: convert a checkpoint directory in
+    """`python -m translator.engine.backends.ctranslate2_convert DIR`: convert a checkpoint directory in
     place (into DIR/ctranslate2), for the offline tools' `--model DIR` on the CTranslate2 engine."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m translator.backends.ctranslate2_convert", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m translator.engine.backends.ctranslate2_convert", description=main.__doc__
+    )
     parser.add_argument("model_dir", type=Path, help="M2M100 checkpoint directory (config.json, weights, tokenizer)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

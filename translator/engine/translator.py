@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from translator.backends import Backend, Decoding, SpecialIds, load_backend
-from translator.batching import deduplicate, plan_batches
 from translator.config import Engine, Generation
-from translator.schemas import TRUNCATED, Piece, PieceResult
-from translator.segment import UNSPACED_LANGUAGES, split_clause
+from translator.contract.protocol import TRUNCATED, Piece, PieceResult
+from translator.engine.backends import Backend, Decoding, SpecialIds, load_backend
+from translator.engine.batching import deduplicate, plan_batches
+from translator.text.segment import UNSPACED_LANGUAGES, split_clause
 
 logger = logging.getLogger(__name__)
 

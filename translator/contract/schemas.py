@@ -1,10 +1,12 @@
-"""The HTTP contract's request and response models."""
+"""The public HTTP contract's request and response models (`POST /translation`).
+
+The API-to-engine protocol is in `translator.contract.protocol`."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from translator import limits
+from translator.contract import limits
 
 EXAMPLE_TEXT = "Life is like a box of chocolates."
 
@@ -60,39 +62,3 @@ class TranslationResult(BaseModel):
 
 
 EXAMPLE_PAYLOAD = Payload(fromLang="en", toLang="ja", records=[Record(id="123", text=EXAMPLE_TEXT)])
-
-
-class Piece(BaseModel):
-    """One sentence (or chunk of one) on its way from the API service to the engine."""
-
-    text: str
-    source: str
-    target: str
-
-
-# PieceResult.error_kind of a piece whose translation did not end within the model's limit, even
-# with all of it and cut in parts: the request fails with 422 rather than return a cut text.
-TRUNCATED = "truncated"
-
-
-class PieceResult(BaseModel):
-    """The engine's answer for one piece: a translation, or why that piece alone failed."""
-
-    text: str | None = None
-    error: str | None = None
-    error_kind: str | None = None
-
-
-class EngineRefusal(BaseModel):
-    """Why the engine did not take a request: refused at admission, never after waiting."""
-
-    reason: str
-    message: str
-    retry_after_s: float
-
-
-class EngineReply(BaseModel):
-    """The engine's answer to one request: a result per piece in order, or a refusal."""
-
-    results: list[PieceResult] = Field(default_factory=list)
-    refused: EngineRefusal | None = None

@@ -10,16 +10,6 @@ from __future__ import annotations
 # limit of its own), so this bound is what protects the API workers' memory.
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
-# After an early refusal (413, 415, 429) the rest of the body is still arriving. Closing then makes
-# the kernel answer it with a reset, and clients that send the whole body before reading (Python's
-# urllib) see "connection reset" instead of the answer. So the server keeps reading and discarding
-# ("lingering close", as nginx and Apache do) until the body ends, the client goes, or one of these
-# bounds is reached; then it closes. Nothing read is kept.
-LINGER_MAX_BYTES = 64 * 1024 * 1024
-LINGER_MAX_SECONDS = 30.0
-# A client silent this long is not sending a body any more (e.g. one that sent Expect: 100-continue
-# and got its answer instead).
-LINGER_IDLE_SECONDS = 5.0
 
 # Records and characters are bounded separately from bytes: one enormous record monopolises the
 # model for minutes, and many tiny records cost a piece each.

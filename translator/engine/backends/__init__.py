@@ -1,6 +1,6 @@
 """Engine backends, one module per engine, behind one interface (`base.Backend`).
 
-`Translator` (translator/engine.py) and the scheduler above it call `Backend.generate` and never
+`Translator` (translator/engine/translator.py) and the scheduler above it call `Backend.generate` and never
 ask which backend runs. This module picks one from the settings and loads it.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from translator.backends.base import Backend, Decoding, Generated, SpecialIds, cpu_allowance
-from translator.backends.ctranslate2_backend import CONVERTED_DIR, ConversionMissing
 from translator.config import CTRANSLATE2_ONLY_DTYPES, Engine
+from translator.engine.backends.base import Backend, Decoding, Generated, SpecialIds, cpu_allowance
+from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR, ConversionMissing
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def missing_conversion(model_dir: str | Path) -> str:
     return (
         f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin): register the checkpoint with "
         f"save_model.py, which converts it, or convert it in place with "
-        f"`python -m translator.backends.ctranslate2_convert {model_dir}`; or use backend transformers"
+        f"`python -m translator.engine.backends.ctranslate2_convert {model_dir}`; or use backend transformers"
     )
 
 
@@ -118,9 +118,9 @@ def load_backend(
     backend, device, dtype = choose(engine, model_dir=model_dir)
     threads = engine.threads or cpu_allowance()
     if backend == "ctranslate2":
-        from translator.backends.ctranslate2_backend import CTranslate2Backend
+        from translator.engine.backends.ctranslate2_backend import CTranslate2Backend
 
         return CTranslate2Backend(model_dir, device, dtype, threads, decoding, special, vocabulary_size)
-    from translator.backends.transformers_backend import TransformersBackend
+    from translator.engine.backends.transformers_backend import TransformersBackend
 
     return TransformersBackend(model_dir, device, dtype, threads, decoding, special)

@@ -29,7 +29,6 @@ fake backend and a fake clock-free model.
 from __future__ import annotations
 
 import asyncio
-import enum
 import itertools
 import logging
 import math
@@ -40,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from translator.schemas import Piece, PieceResult
+from translator.contract.protocol import Piece, PieceResult, Priority
 
 logger = logging.getLogger(__name__)
 
@@ -49,11 +48,6 @@ PADDING_DECAY = 0.9
 
 Backend = Callable[[list[Piece]], list[PieceResult]]
 TokenCounter = Callable[[Piece], int]
-
-
-class Priority(enum.IntEnum):
-    INTERACTIVE = 0
-    BULK = 1
 
 
 class Refused(Exception):

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
-from translator import limits
-from translator.admission import SharedInFlight
-from translator.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, validation_message
+from translator.api.admission import SharedInFlight
+from translator.contract import limits
+from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, validation_message
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -87,6 +87,17 @@ class EdgeMiddleware:
             if ended:
                 return b"".join(chunks), True
 
+
+# After an early refusal (413, 415, 429) the rest of the body is still arriving. Closing then makes
+# the kernel answer it with a reset, and clients that send the whole body before reading (Python's
+# urllib) see "connection reset" instead of the answer. So the server keeps reading and discarding
+# ("lingering close", as nginx and Apache do) until the body ends, the client goes, or one of these
+# bounds is reached; then it closes. Nothing read is kept.
+LINGER_MAX_BYTES = 64 * 1024 * 1024
+LINGER_MAX_SECONDS = 30.0
+# A client silent this long is not sending a body any more (e.g. one that sent Expect: 100-continue
+# and got its answer instead).
+LINGER_IDLE_SECONDS = 5.0
 
 # What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
 _JSON_TYPES = {"", "application/json", "text/plain"}
@@ -190,9 +201,9 @@ async def _refuse(send: Send, receive: Receive | None, status: int, body: dict[s
 
 async def _discard_body(
     receive: Receive,
-    max_bytes: int = limits.LINGER_MAX_BYTES,
-    max_seconds: float = limits.LINGER_MAX_SECONDS,
-    idle_seconds: float = limits.LINGER_IDLE_SECONDS,
+    max_bytes: int = LINGER_MAX_BYTES,
+    max_seconds: float = LINGER_MAX_SECONDS,
+    idle_seconds: float = LINGER_IDLE_SECONDS,
 ) -> int:
     """Read and drop the rest of a request body, bounded in bytes and time; the bytes dropped."""
     loop = asyncio.get_running_loop()
@@ -237,29 +248,3 @@ async def _send_json(
     if before_end is not None:
         await before_end()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-def languages_body(languages: list[str]) -> dict[str, Any]:
-    """`GET /languages`: the loaded model's codes, and which of them `"fromLang": "auto"` detects."""
-    # The detector's list is a constant of translator.langdetect: answering does not load its model.
-    from translator.langdetect import AUTO, DETECTABLE
-
-    return {
-        "languages": languages,
-        "autoDetect": {"fromLang": AUTO, "languages": [code for code in languages if code in DETECTABLE]},
-    }
-
-
-def languages_app(get_languages: Callable[[], list[str]]) -> Any:
-    """A tiny ASGI app answering `GET /languages` with the loaded model's language codes."""
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    async def languages(_: Request) -> JSONResponse:
-        return JSONResponse(languages_body(get_languages()))
-
-    # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
-    # at "/languages" would redirect the bare path to "/languages/".
-    return Starlette(routes=[Route("/languages", languages, methods=["GET"])])

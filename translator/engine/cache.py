@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from translator.schemas import Piece, PieceResult
+from translator.contract.protocol import Piece, PieceResult
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from translator.backends.base import Decoding, Generated, SpecialIds
+from translator.engine.backends.base import Decoding, Generated, SpecialIds
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +19,7 @@ class TransformersBackend:
     def __init__(
         self, model_dir: str | Path, device: str, dtype: str, threads: int, decoding: Decoding, special: SpecialIds
     ) -> None:
-        """`device`/`dtype` as `translator.backends.choose` resolved and checked them."""
+        """`device`/`dtype` as `translator.engine.backends.choose` resolved and checked them."""
         import torch
         from transformers import M2M100ForConditionalGeneration
 

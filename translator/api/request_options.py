@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from translator.errors import InvalidRequest
-from translator.scheduler import Priority
+from translator.contract.errors import InvalidRequest
+from translator.contract.protocol import Priority
 
 PRIORITY_HEADER = "priority"
 DEADLINE_HEADER = "x-deadline-ms"

@@ -9,17 +9,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
-from translator import limits
-from translator.errors import (
+from translator.contract import limits
+from translator.contract.errors import (
     PayloadTooLarge,
     TranslationFailed,
     TranslationIncomplete,
     UndeterminedLanguage,
     UnsupportedLanguage,
 )
-from translator.langdetect import AUTO, UNDETERMINED, Detection, detector_for
-from translator.schemas import TRUNCATED, Payload, Piece, PieceResult, TranslatedRecord, TranslationResult
-from translator.segment import UNSPACED_LANGUAGES, Segmented, join, split_text
+from translator.contract.protocol import TRUNCATED, Piece, PieceResult
+from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
+from translator.text.langdetect import AUTO, UNDETERMINED, Detection, detector_for
+from translator.text.segment import UNSPACED_LANGUAGES, Segmented, join, split_text
 
 # Pieces that touched in the source (Japanese or Chinese sentences after 。) get a space between
 # them when the target language writes with spaces, so ja→en does not come back as

@@ -2,7 +2,7 @@
 
 A backend owns the model's arithmetic only: load it on a device in a precision, and generate on
 rows of token ids, each row with its own target language. Tokenizing, deduplication, the token
-budget, retries and decoding ids to text stay in `translator.engine.Translator`, identical
+budget, retries and decoding ids to text stay in `translator.engine.translator.Translator`, identical
 whichever backend runs (both read the same checkpoint's vocabulary, in the same id order).
 """
 

@@ -384,7 +384,7 @@ def _between_digits(text: str, index: int, floor: int) -> bool:
 def split_clause(text: str) -> tuple[str, str] | None:
     """`text` in two halves, cut at a clause boundary (punctuation, else whitespace, else a
     character boundary) in its middle half; None if it cannot be cut. For a sentence whose
-    translation is too long to finish in one go (translator.engine)."""
+    translation is too long to finish in one go (translator.engine.translator)."""
     text = text.strip()
     if len(text) < 2:
         return None

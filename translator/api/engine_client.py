@@ -15,10 +15,9 @@ from typing import Any
 
 import aiohttp
 
-from translator.engine_gate import EngineGate
-from translator.errors import GatewayTimeout, TranslationError, TranslationFailed, Unavailable
-from translator.scheduler import Priority
-from translator.schemas import EngineReply, Piece, PieceResult
+from translator.api.engine_gate import EngineGate
+from translator.contract.errors import GatewayTimeout, TranslationError, TranslationFailed, Unavailable
+from translator.contract.protocol import EngineReply, Piece, PieceResult, Priority
 
 logger = logging.getLogger(__name__)
 

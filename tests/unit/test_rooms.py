@@ -1,0 +1,73 @@
+"""The product package shows its two processes (docs/architecture.md): the API workers' room never
+imports the engine's, the engine's never the API's, and the contract between them imports neither.
+Read from the source, so a forbidden import fails here before it fails in a process."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "translator"
+
+# room -> the rooms it must not import
+FORBIDDEN = {
+    "api": ("translator.engine",),
+    "engine": ("translator.api",),
+    "contract": ("translator.api", "translator.engine", "translator.text"),
+    "text": ("translator.api", "translator.engine"),
+}
+
+
+def imported_modules(path: Path, package: str) -> set[str]:
+    """Every module `path` imports, relative imports resolved against `package`."""
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            modules.add(base)
+            modules.update(f"{base}.{alias.name}" for alias in node.names)
+    return modules
+
+
+def violations(room: str) -> list[str]:
+    found = []
+    for path in sorted((PACKAGE / room).rglob("*.py")):
+        package = ".".join(("translator", *path.relative_to(PACKAGE).parent.parts))
+        for module in sorted(imported_modules(path, package)):
+            if any(module == banned or module.startswith(banned + ".") for banned in FORBIDDEN[room]):
+                found.append(f"{path.relative_to(PACKAGE.parent)} imports {module}")
+    return found
+
+
+@pytest.mark.parametrize("room", sorted(FORBIDDEN))
+def test_room_imports_only_what_its_process_may(room: str) -> None:
+    assert (PACKAGE / room / "__init__.py").is_file()
+    assert violations(room) == []
+
+
+def test_the_rule_sees_every_form_of_import(tmp_path: Path) -> None:
+    source = tmp_path / "example.py"
+    source.write_text(
+        "import translator.engine.scheduler\n"
+        "from translator.engine import cache\n"
+        "from ..engine.translator import Translator\n"
+        "def lazy():\n    from translator.api.pipeline import translate_payload\n",
+        encoding="utf-8",
+    )
+    modules = imported_modules(source, "translator.text")
+    assert {"translator.engine.scheduler", "translator.engine.cache", "translator.engine.translator"} <= modules
+    assert "translator.api.pipeline" in modules  # imports inside functions count too
+
+
+def test_every_module_of_the_package_is_in_a_room_or_shared() -> None:
+    # Top level: the settings and the model registry, which both processes read, and nothing else.
+    top = {path.name for path in PACKAGE.glob("*.py")}
+    assert top == {"__init__.py", "config.py", "store.py"}
+    assert {path.name for path in PACKAGE.iterdir() if path.is_dir() and path.name != "__pycache__"} == set(FORBIDDEN)

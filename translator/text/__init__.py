@@ -1,0 +1,3 @@
+"""Text processing shared by the API side and the engine: sentence segmentation and language
+detection. Imports neither process's room.
+"""
