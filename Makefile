@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture serve-fixture test eval bench bench-smoke soak lint clean
+.PHONY: setup serve fixture serve-fixture test test-fast eval bench bench-smoke soak lint clean
 
 setup: $(VENV)/.installed
 
@@ -37,6 +37,14 @@ serve-fixture: fixture
 
 test: setup
 	$(BIN)/python -m pytest
+
+# Unit tests that need neither the fixture model nor a server: seconds, for a change away from the
+# model path. `make test` remains the one that counts.
+MODEL_TESTS := test_backends.py test_bulk.py test_cache.py test_engine.py test_evaluation.py test_fixture.py \
+	test_middleware.py test_service_wiring.py
+FAST_TESTS := $(filter-out $(addprefix tests/unit/,$(MODEL_TESTS)),$(wildcard tests/unit/test_*.py))
+test-fast: setup
+	$(BIN)/python -m pytest $(FAST_TESTS)
 
 EVAL_DATA ?= fixture/eval/flores
 EVAL_OUT  ?= build/eval

@@ -94,7 +94,7 @@ class Engine:
     # Padded source tokens times beams allowed in one `generate` call: bounds activation memory
     # whatever the mix of short and long sentences in a batch.
     max_batch_tokens: Positive = 8192
-    # Which engine runs the model (translator/backends); `auto` picks per device the fastest one
+    # Which engine runs the model (translator/engine/backends); `auto` picks per device the fastest one
     # measured (translator.engine.backends.choose), and the precision with `dtype: auto`.
     backend: Backend = "auto"
     device: Annotated[str, Field(pattern=r"^(auto|cpu|cuda(:\d+)?)$", strict=True)] = "auto"

@@ -177,7 +177,7 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         metadata["revision"] = source.revision
     import ctranslate2
 
-    # Prepared for every engine (translator/backends): the transformers backend reads the
+    # Prepared for every engine (translator/engine/backends): the transformers backend reads the
     # checkpoint's files, the CTranslate2 one its conversion in a subdirectory.
     metadata["engines"] = {"transformers": ".", "ctranslate2": CONVERTED_DIR}
     metadata["ctranslate2_version"] = ctranslate2.__version__
