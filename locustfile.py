@@ -16,7 +16,8 @@ import random
 
 from locust import HttpUser, between, events, task
 
-from tests.harness import check_answer, corpus_sentences, job
+from harness.corpus import corpus_sentences
+from harness.load import check_answer, job
 from translator.text.segment import UNSPACED_LANGUAGES
 
 # (source language, target language, source text, expected text) for both directions.
@@ -34,7 +35,7 @@ class TranslationUser(HttpUser):
     wait_time = between(0.0, 0.05)
 
     def _send(self, name: str, items: list[tuple[str, str, str, str]], expected: list[str]) -> None:
-        # The answer is checked as every other load of this project checks it (tests/harness.py).
+        # The answer is checked as every other load of this project checks it (harness/).
         exact = expected if self.environment.parsed_options.check_exact else None
         request = job(items[0][0], items[0][1], [it[2] for it in items], exact)
         with self.client.post("/translation", json=request.body, name=name, catch_response=True) as response:

@@ -38,17 +38,9 @@ import yaml
 from bench import checkpoint, report, servers, workload
 from bench.memory import MemorySampler
 from bench.tokens import generated_tokens, outputs_path, tokens_exact, write_outputs
-from tests.harness import (
-    LoadResult,
-    Server,
-    closed_loop,
-    histogram_totals,
-    open_loop,
-    register,
-    run_load,
-    samples,
-    start_server,
-)
+from harness.load import LoadResult, closed_loop, open_loop, run_load
+from harness.metrics import histogram_totals, samples
+from harness.servers import Server, register, start_server
 from translator.config import (
     API_SERVICE,
     DEFAULT_CONFIG_PATH,

@@ -1,4 +1,4 @@
-"""The per-request baseline server of the benchmark, started like the service (tests/harness.py
+"""The per-request baseline server of the benchmark, started like the service (harness/
 starts both: one launcher), in its own process group on a free port.
 """
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from bench import baseline_server
-from tests.harness import Server, free_port, spawn, wait_ready
+from harness.servers import Server, free_port, spawn, wait_ready
 
 
 def start_baseline(model_dir: Path, config: Path, workers: int, log_dir: Path) -> Server:

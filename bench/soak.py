@@ -33,7 +33,9 @@ import yaml
 
 from bench import memory
 from fixture.build import build_fixture
-from tests.harness import Job, corpus_documents, job, register, run_load, start_server
+from harness.corpus import corpus_documents
+from harness.load import Job, job, run_load
+from harness.servers import register, start_server
 
 ROOT = Path(__file__).resolve().parent.parent
 # Growth allowed beyond the warm-up level before the soak fails: small, since a leak of even a few

@@ -15,7 +15,8 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tests.harness import Job, corpus_sentences, job
+from harness.corpus import corpus_sentences
+from harness.load import Job, job
 from translator.contract import limits
 from translator.text.segment import split_text
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.harness import ROOT, Server, register, start_server
+from harness.servers import ROOT, Server, register, start_server
 
 # Hypothesis: in CI (CI set, as on most CI systems, or HYPOTHESIS_PROFILE=ci) the examples are
 # derived from each test's name, so a run is reproducible and a failure shows up on every rerun;

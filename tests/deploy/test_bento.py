@@ -31,8 +31,8 @@ import pytest
 import requests
 import yaml
 
+from harness.servers import decoy_checkpoint, free_port
 from tests.deploy.helpers import ROOT, Obj, adapter_rules, configmap_file, container, env_of, one, render
-from tests.harness import decoy_checkpoint, free_port
 from translator.config import MODEL_NAME
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,9 @@ import aiohttp
 import pytest
 import yaml
 
-from tests.harness import ROOT, Job, LoadResult, closed_loop, corpus_sentences, job
+from harness.corpus import corpus_sentences
+from harness.load import Job, LoadResult, closed_loop, job
+from harness.servers import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -14,7 +14,8 @@ import aiohttp
 import pytest
 import requests
 
-from tests.harness import corpus_documents, histogram_buckets
+from harness.corpus import corpus_documents
+from harness.metrics import histogram_buckets
 from translator.contract import limits
 
 pytestmark = pytest.mark.e2e

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fixture.build import load_corpus, sentence_pairs
-from tests.harness import ROOT
+from harness.servers import ROOT
 from translator.contract import limits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -13,9 +13,10 @@ import pytest
 import requests
 import yaml
 
+from harness.load import Job, job, run_load
+from harness.servers import ROOT, register, start_server
 from tests.e2e.test_api import documents, request_for
 from tests.e2e.test_scheduling import value
-from tests.harness import ROOT, Job, job, register, run_load, start_server
 from tests.valkey import start_valkey
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

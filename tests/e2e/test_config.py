@@ -12,8 +12,8 @@ import pytest
 import requests
 import yaml
 
+from harness.servers import ROOT, launch_server, register, start_server
 from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE, largest_batch_seen, request_for
-from tests.harness import ROOT, launch_server, register, start_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

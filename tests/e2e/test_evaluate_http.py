@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from fixture.testset import EVAL_DIR, JSONL_FILE
+from harness.servers import ROOT
 from m2m_tools.evaluation.evaluate import main
-from tests.harness import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

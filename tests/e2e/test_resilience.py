@@ -22,8 +22,11 @@ import pytest
 import requests
 import yaml
 
+from harness.corpus import corpus_sentences
+from harness.load import Job, job, run_load
+from harness.metrics import histogram_totals
+from harness.servers import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
-from tests.harness import ROOT, Job, Server, corpus_sentences, histogram_totals, job, register, run_load, start_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

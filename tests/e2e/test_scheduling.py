@@ -14,8 +14,8 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from harness.metrics import samples
 from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE, documents, post, request_for
-from tests.harness import samples
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from fixture.build import load_corpus
-from tests.harness import decoy_checkpoint, register, start_server
+from harness.servers import decoy_checkpoint, register, start_server
 from translator.config import MODEL_NAME
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

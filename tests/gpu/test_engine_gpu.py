@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import corpus_sentences
+from harness.corpus import corpus_sentences
 from translator.config import Engine
 from translator.contract.protocol import Piece
 from translator.engine.translator import Translator

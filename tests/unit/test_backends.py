@@ -147,7 +147,7 @@ def test_a_model_without_its_conversion_says_how_to_get_one(fixture_model):
 
 
 def test_registration_converts_once_and_again_is_a_no_op(fixture_model, tmp_path):
-    from tests.harness import register
+    from harness.servers import register
 
     home = tmp_path / "home"
     tag = register(fixture_model, home)
@@ -166,7 +166,7 @@ def test_registration_converts_once_and_again_is_a_no_op(fixture_model, tmp_path
 def test_registration_adds_the_conversion_to_an_entry_made_before_it(fixture_model, tmp_path):
     import shutil
 
-    from tests.harness import register
+    from harness.servers import register
 
     home = tmp_path / "home"
     tag = register(fixture_model, home)
@@ -183,7 +183,7 @@ def test_registration_adds_the_conversion_to_an_entry_made_before_it(fixture_mod
 
 def test_registration_refuses_weights_it_cannot_convert(fixture_model, tmp_path):
     # Refused by save_model.py with a message (exit 2), not by the engine at its first start.
-    from tests.harness import register
+    from harness.servers import register
 
     broken = tmp_path / "broken"
     broken.mkdir()

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from fixture.build import load_corpus, sentence_pairs
+from harness.servers import stand_in_server
 from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, main
 from m2m_tools.corpus import FileUnit, plan_units
 from m2m_tools.jobs.job import Invalid, Item, Options, run_job
 from m2m_tools.jobs.runners import HttpRunner, runner_from_args
-from tests.harness import stand_in_server
 from translator.contract import limits
 
 PAIRS = sentence_pairs(load_corpus())

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fixture.testset import EVAL_DIR, FLORES_DIR, JSONL_FILE, differences, eval_files, fixture_eval_files
+from harness.servers import stand_in_server
 from m2m_tools.evaluation.compare import compare_reports
 from m2m_tools.evaluation.data import DataError, load_eval_data
 from m2m_tools.evaluation.evaluate import RunOptions, evaluate, main
@@ -32,7 +33,6 @@ from m2m_tools.jobs.runners import (
     plan_requests,
     retry_delay,
 )
-from tests.harness import stand_in_server
 from translator.config import Engine
 from translator.contract import limits
 from translator.contract.protocol import Piece, PieceResult
@@ -318,6 +318,13 @@ class CountingTranslator:
     @property
     def languages(self) -> list[str]:
         return self.inner.languages
+
+    @property
+    def num_beams(self) -> int:
+        return self.inner.num_beams
+
+    def count_tokens(self, piece: Piece) -> int:
+        return self.inner.count_tokens(piece)
 
     def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]:
         self.calls += 1

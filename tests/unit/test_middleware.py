@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import free_port
+from harness.servers import free_port
 from translator.api.admission import SharedInFlight
 from translator.api.middleware import EdgeMiddleware, _discard_body, error_body
 from translator.api.routes import languages_body

@@ -11,7 +11,7 @@ import sys
 
 import yaml
 
-from tests.harness import ROOT
+from harness.servers import ROOT
 
 
 def import_service(env_extra: dict[str, str], tmp_path) -> dict:

@@ -1,0 +1,181 @@
+"""Starting the service as `make serve` does (a real `bentoml serve` on a free port), waiting for it,
+stopping it; and small stand-in servers for clients under test."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# A 418M model on a busy 2-core CPU; the fixture model is ready in well under a minute.
+START_TIMEOUT_S = 900.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.asynccontextmanager
+async def stand_in_server(routes: list[Any]) -> AsyncIterator[str]:
+    """A small aiohttp server on a free local port, for the tools' HTTP runner to talk to: yields
+    its base URL (no trailing slash) and stops it on exit."""
+    from aiohttp import web
+
+    app = web.Application()
+    app.add_routes(routes)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        host, port = runner.addresses[0][:2]
+        yield f"http://{host}:{port}"
+    finally:
+        await runner.cleanup()
+
+
+def decoy_checkpoint(checkpoint: Path, destination: Path) -> Path:
+    """A copy of `checkpoint` that loads and converts like it but translates nothing right (every
+    weight matrix's rows reversed): registered beside the real one, it shows which one a server
+    or a bento took, since only the real one reproduces the fixture's corpus."""
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(checkpoint, destination, ignore=shutil.ignore_patterns("ctranslate2"))
+    weights = destination / "model.safetensors"
+    tensors = {name: t.flip(0).contiguous() if t.dim() > 1 else t for name, t in load_file(weights).items()}
+    save_file(tensors, weights, metadata={"format": "pt"})
+    return destination
+
+
+def register(model: str | Path, bentoml_home: Path) -> str:
+    """Register a checkpoint through save_model.py, exactly as `make serve` does it."""
+    env = {**os.environ, "BENTOML_HOME": str(bentoml_home), "BENTOML_DO_NOT_TRACK": "true"}
+    done = subprocess.run(
+        [sys.executable, "save_model.py", "--model-id", str(model), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"save_model.py failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+@dataclass
+class Server:
+    name: str
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, chars: int = 5000) -> str:
+        return self.log()[-chars:]
+
+    def metrics(self) -> str:
+        return requests.get(f"{self.url}/metrics", timeout=30).text
+
+    def stop(self, timeout: float = 60) -> int | None:
+        """SIGTERM to the whole process group, SIGKILL after `timeout` seconds."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+            except ProcessLookupError:
+                pass
+        # Workers that outlived their parent would keep the port and the memory.
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return self.process.returncode
+
+
+def spawn(name: str, command: list[str], env: dict[str, str], log_path: Path, port: int) -> Server:
+    """Start a server process in its own process group, its output in `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    return Server(name, f"http://127.0.0.1:{port}", process, log_path)
+
+
+def wait_ready(
+    server: Server,
+    path: str = "/readyz",
+    check: Callable[[requests.Response], bool] = lambda _: True,
+    timeout: float = START_TIMEOUT_S,
+) -> Server:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"{server.name} exited with {server.process.returncode}:\n{server.log_tail()}")
+        try:
+            response = requests.get(f"{server.url}{path}", timeout=10)
+            if response.status_code == 200 and check(response):
+                return server
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    server.stop()
+    raise RuntimeError(f"{server.name} not ready after {timeout:.0f}s:\n{server.log_tail()}")
+
+
+def launch_server(bentoml_home: Path, model_tag: str | None, log_path: Path, config: Path | None = None) -> Server:
+    """`bentoml serve service:Translation` pinned to `model_tag` on a free port, not waited for;
+    with None, plain `bentoml serve` (bentofile.yaml's service, the store's latest model), as a user
+    types it after save_model.py (what `make serve` runs).
+
+    `config` None: BENTOML_CONFIG of this environment (else the repository's file)."""
+    port = free_port()
+    env = {**os.environ, "BENTOML_HOME": str(bentoml_home), "BENTOML_DO_NOT_TRACK": "true"}
+    env.pop("TRANSLATOR_MODEL", None)
+    if model_tag is not None:
+        env["TRANSLATOR_MODEL"] = model_tag
+    if config is not None:
+        env["BENTOML_CONFIG"] = str(config)
+    target = ["service:Translation"] if model_tag is not None else []
+    command = [sys.executable, "-m", "bentoml", "serve", *target, "--host", "127.0.0.1"]
+    return spawn("service", [*command, "--port", str(port)], env, log_path, port)
+
+
+def start_server(
+    bentoml_home: Path,
+    model_tag: str | None,
+    log_path: Path,
+    config: Path | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> Server:
+    """`launch_server`, then wait until `/readyz` says ready (the engine loaded and warmed up)."""
+    return wait_ready(launch_server(bentoml_home, model_tag, log_path, config), "/readyz", timeout=timeout)
