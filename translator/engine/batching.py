@@ -1,8 +1,9 @@
-"""Token-aware grouping of the pieces that BentoML's dispatcher hands the engine.
+"""The token budget of a `generate` call, and the grouping of pieces under it.
 
-The dispatcher counts items, not tokens: a batch of 32 may hold 32 five-word sentences or 32
-paragraphs. Grouping by length inside the engine wins back the padding (sentences of similar length
-share a `generate` call) and bounds memory (no call exceeds the token budget).
+A batch of 32 may hold 32 five-word sentences or 32 paragraphs: what a call costs in memory and
+time is its rows padded to the longest, times the beams. `padded_tokens` is that cost, the one
+formula the scheduler (which forms batches under the budget) and the translator (which splits
+anything over it, and otherwise runs a scheduler batch as one call) both use.
 """
 
 from __future__ import annotations
@@ -11,6 +12,12 @@ from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
+
+
+def padded_tokens(longest: int, rows: int, beams: int) -> int:
+    """Source tokens a `generate` call of `rows` rows, padded to `longest`, costs with `beams` beams:
+    what `max_batch_tokens` bounds."""
+    return longest * rows * beams
 
 
 def plan_batches(lengths: Sequence[int], max_tokens: int, *, beams: int = 1) -> list[list[int]]:
@@ -28,7 +35,7 @@ def plan_batches(lengths: Sequence[int], max_tokens: int, *, beams: int = 1) -> 
         length = max(lengths[index], 1)
         # Sorted longest first, so the first item of `current` fixes the padded width.
         width = longest if current else length
-        if current and width * (len(current) + 1) * beams > max_tokens:
+        if current and padded_tokens(width, len(current) + 1, beams) > max_tokens:
             batches.append(current)
             current = []
             width = length

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from translator.contract.protocol import Piece, PieceResult, Priority
+from translator.engine.batching import padded_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -438,7 +439,7 @@ class Scheduler:
                 queue.extend(kept)
         self._queued_pieces -= len(chosen)
         self._queued_tokens -= sum(e.length for e in chosen)
-        return Batch(chosen, padded_tokens=max(e.length for e in chosen) * len(chosen) * self._beams)
+        return Batch(chosen, padded_tokens=padded_tokens(max(e.length for e in chosen), len(chosen), self._beams))
 
     def _pick(self, queue: deque[_Entry], slots: int, longest: int, already: int) -> tuple[list[_Entry], int]:
         """Up to `slots` entries from `queue`: those that cannot wait for the next batch, then the
@@ -465,7 +466,7 @@ class Scheduler:
             if len(picked) >= slots:
                 break
             width = max(longest, entry.length)
-            if (already or picked) and width * (already + len(picked) + 1) * self._beams > budget:
+            if (already or picked) and padded_tokens(width, already + len(picked) + 1, self._beams) > budget:
                 continue
             picked.append(entry)
             longest = width
