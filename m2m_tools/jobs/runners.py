@@ -28,6 +28,7 @@ import dataclasses
 import email.utils
 import json
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -37,8 +38,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from translator.contract import limits
 from translator.contract.errors import TranslationError
-from translator.contract.protocol import Piece, PieceResult
+from translator.contract.protocol import Piece, PieceResult, Priority
 from translator.contract.schemas import Payload, Record
+from translator.engine.scheduler import Scheduler, SchedulerSettings
 
 if TYPE_CHECKING:
     import aiohttp
@@ -384,62 +386,22 @@ def records_from(answer: Any, ids: list[str], where: str) -> list[str]:
 # --------------------------------------------------------------------------- in-process
 
 
-class PieceMerger:
-    """Merges the pieces of concurrent `translate_payload` calls into one engine call at a time.
-
-    Requests that start in the same event-loop pass, or while the previous engine call runs, go
-    into the next call together, like the engine service merging concurrent requests into a batch.
-    One call at a time: the model is not shared between threads.
-    """
-
-    def __init__(self, translate: Callable[[list[Piece]], list[PieceResult]]) -> None:
-        self._translate = translate
-        self._pending: list[tuple[list[Piece], asyncio.Future[list[PieceResult]]]] = []
-        self._flushes: set[asyncio.Task[None]] = set()
-        self._scheduled = False
-        self._lock = asyncio.Lock()
-
-    async def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[list[PieceResult]] = loop.create_future()
-        self._pending.append((pieces, future))
-        if not self._scheduled:
-            self._scheduled = True
-            loop.call_soon(self._start_flush)
-        return await future
-
-    def _start_flush(self) -> None:
-        task = asyncio.ensure_future(self._flush())
-        self._flushes.add(task)  # keep a reference: the loop only holds tasks weakly
-        task.add_done_callback(self._flushes.discard)
-
-    async def _flush(self) -> None:
-        async with self._lock:
-            # Taken once the previous call is over: everything that arrived meanwhile goes in one.
-            batch, self._pending, self._scheduled = self._pending, [], False
-            merged = [piece for pieces, _ in batch for piece in pieces]
-            try:
-                # In a thread: generation takes seconds and the loop keeps the progress bar alive.
-                results = await asyncio.to_thread(self._translate, merged)
-                if len(results) != len(merged):
-                    raise RunnerError(f"the engine answered {len(results)} pieces for {len(merged)}")
-            except BaseException as exc:  # noqa: BLE001 - handed to every waiting request
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                return
-        start = 0
-        for pieces, future in batch:
-            if not future.done():
-                future.set_result(list(results[start : start + len(pieces)]))
-            start += len(pieces)
-
-
 class TranslatorLike(Protocol):
+    """What the scheduler needs of the model (translator.engine.translator.Translator)."""
+
+    num_beams: int
+
     @property
     def languages(self) -> list[str]: ...
 
     def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]: ...
+
+    def count_tokens(self, piece: Piece) -> int: ...
+
+
+# An in-process run has no latency objective and nobody else to serve: its batches are bounded by
+# the token budget alone (as the engine's generate calls are), not by a piece count.
+OFFLINE_MAX_BATCH = 4096
 
 
 class LocalRunner:
@@ -470,7 +432,7 @@ class LocalRunner:
         # Requests are merged into engine calls anyway; this only bounds the Python work queued.
         self.concurrency = max(1, concurrency)
         self._translator = translator
-        self._merger: PieceMerger | None = None
+        self._scheduler: Scheduler | None = None
         self._languages: frozenset[str] = frozenset()
 
     async def start(self) -> None:
@@ -479,11 +441,33 @@ class LocalRunner:
 
             engine = dataclasses.replace(self.settings.engine, warmup=False)
             self._translator = await asyncio.to_thread(Translator, self.model_dir, engine, self.settings.generation)
-        self._merger = PieceMerger(self._translator.translate)
-        self._languages = frozenset(self._translator.languages)
+        translator = self._translator
+        assert translator is not None
+        # The engine's own scheduler merges the pieces of concurrent requests into batches, as in the
+        # service: one micro-batcher, whichever way the model is reached. Nothing is refused (no
+        # deadline) and it never lingers (every request of a chunk is queued at once).
+        self._scheduler = Scheduler(
+            translator.translate,
+            translator.count_tokens,
+            SchedulerSettings(
+                max_batch_size=OFFLINE_MAX_BATCH,
+                max_batch_tokens=self.settings.engine.max_batch_tokens,
+                beams=translator.num_beams,
+                max_latency_s=math.inf,
+                linger_fraction=0.0,
+            ),
+        )
+        self._scheduler.start()
+        self._languages = frozenset(translator.languages)
 
     async def close(self) -> None:
-        self._merger = None
+        if self._scheduler is not None:
+            await self._scheduler.close()
+            self._scheduler = None
+
+    async def _engine(self, pieces: list[Piece]) -> list[PieceResult]:
+        assert self._scheduler is not None, "start() first"
+        return await self._scheduler.submit(pieces, Priority.BULK)
 
     async def languages(self) -> frozenset[str] | None:
         return self._languages
@@ -491,14 +475,14 @@ class LocalRunner:
     async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
         from translator.api.pipeline import translate_payload
 
-        assert self._translator is not None and self._merger is not None, "start() first"
+        assert self._translator is not None and self._scheduler is not None, "start() first"
         payload = Payload(
             fromLang=source,
             toLang=target,
             records=[Record(id=str(i), text=text) for i, text in enumerate(texts)],
         )
         try:
-            result = await translate_payload(payload, self._languages, self._merger)
+            result = await translate_payload(payload, self._languages, self._engine)
         except TranslationError as exc:
             # The status the service would answer with decides, as it does for HttpRunner.
             if 400 <= exc.status < 500:
