@@ -10,9 +10,9 @@ requests in flight:
   (:class:`InFlightLimit`). Each request opens its own connection, so behind a Kubernetes Service the
   requests spread over every replica, including ones the autoscaler adds during the job;
 * :class:`LocalRunner` runs :func:`translator.api.pipeline.translate_payload`, the service's own
-  validation, sentence splitting and rejoining, with an engine call that merges the pieces of all
-  concurrent requests into one :meth:`translator.engine.translator.Translator.translate` call, as the engine
-  service merges concurrent requests into batches.
+  validation, sentence splitting and rejoining, and hands the pieces of all concurrent requests to
+  the engine's own scheduler (:class:`translator.engine.scheduler.Scheduler`), which merges them
+  into batches exactly as in the engine service.
 
 A request the system refuses for what it holds (a 4xx other than 429) raises
 :class:`RequestRejected`; the job then finds the record at fault and rejects only that one. Any

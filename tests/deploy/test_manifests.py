@@ -219,7 +219,7 @@ def test_hpa(overlay: str, objs: list[Obj]) -> None:
 
 
 def test_adapter_rules_are_per_pod_and_read_metrics_the_engine_exports() -> None:
-    from translator.engine.translator import metrics
+    from translator.engine import metrics
 
     exported = {metrics.PREDICTED_WAIT._name, metrics.QUEUE_PIECES._name}
     rules = adapter_rules()
