@@ -26,7 +26,8 @@ from m2m_tools.cli import configure_logging, with_tqdm_logging
 from m2m_tools.corpus import JSONL, TEXT, CorpusError, FileUnit, plan_units, write_rejects
 from m2m_tools.jobs.checkpoint import CheckpointError, exclusive
 from m2m_tools.jobs.job import JobError, Options, UnitState, run_job
-from m2m_tools.jobs.runners import RunnerError, add_system_arguments, runner_from_args
+from m2m_tools.jobs.options import add_system_arguments, runner_from_args
+from m2m_tools.jobs.runner import RunnerError
 
 logger = logging.getLogger("m2m_tools.bulk")
 

@@ -41,7 +41,8 @@ from m2m_tools.evaluation.report import (
 from m2m_tools.evaluation.score import AUTO, Scoring, score, tokenizers
 from m2m_tools.jobs.checkpoint import CheckpointError, atomic_write_text, digest, exclusive, lines_digest
 from m2m_tools.jobs.job import Entry, Item, JobError, Options, UnitState, run_job
-from m2m_tools.jobs.runners import Runner, RunnerError, add_system_arguments, runner_from_args
+from m2m_tools.jobs.options import add_system_arguments, runner_from_args
+from m2m_tools.jobs.runner import Runner, RunnerError
 from translator.contract import limits
 
 logger = logging.getLogger("m2m_tools.evaluation")

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from m2m_tools.jobs.checkpoint import Chunk, ChunkLog, Done
 from m2m_tools.jobs.progress import Progress, Summary
-from m2m_tools.jobs.runners import RequestRejected, Runner, plan_requests
+from m2m_tools.jobs.runner import RequestRejected, Runner, plan_requests
 from translator.contract import limits
 from translator.contract.errors import PayloadTooLarge, UnsupportedLanguage
 from translator.text.segment import split_text

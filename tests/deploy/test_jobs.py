@@ -105,7 +105,7 @@ def test_image_lints_clean_and_installs_no_model_stack() -> None:
     # What the image installs is enough for the command over HTTP: importing it pulls in no model
     # stack and nothing outside requirements-tools.txt but the standard library.
     probe = (
-        "import sys, m2m_tools.bulk, m2m_tools.jobs.runners\n"
+        "import sys, m2m_tools.bulk, m2m_tools.jobs.options, m2m_tools.jobs.http_runner\n"
         "heavy = ('torch', 'transformers', 'bentoml', 'yaml', 'sentencepiece', 'sacrebleu', 'matplotlib')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

@@ -16,8 +16,9 @@ from fixture.build import load_corpus, sentence_pairs
 from harness.servers import stand_in_server
 from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, main
 from m2m_tools.corpus import FileUnit, plan_units
+from m2m_tools.jobs.http_runner import HttpRunner
 from m2m_tools.jobs.job import Invalid, Item, Options, run_job
-from m2m_tools.jobs.runners import HttpRunner, runner_from_args
+from m2m_tools.jobs.options import runner_from_args
 from translator.contract import limits
 
 PAIRS = sentence_pairs(load_corpus())
@@ -277,7 +278,7 @@ def test_a_full_server_gets_fewer_requests_in_flight_and_the_job_finishes(tmp_pa
 
 
 def test_in_flight_limit_halves_once_per_round_of_refusals_and_grows_back():
-    from m2m_tools.jobs.runners import InFlightLimit
+    from m2m_tools.jobs.http_runner import InFlightLimit
 
     limit = InFlightLimit(16)
     limit.refused(sent_in_round=0)

@@ -23,16 +23,10 @@ from m2m_tools.evaluation.evaluate import RunOptions, evaluate, main
 from m2m_tools.evaluation.report import build_report, direction_entry, load_report
 from m2m_tools.evaluation.score import Scoring, score
 from m2m_tools.jobs.checkpoint import CheckpointError, Chunk, ChunkLog, exclusive
+from m2m_tools.jobs.http_runner import BULK_PRIORITY, HttpRunner, retry_delay
 from m2m_tools.jobs.job import chunk_ranges
-from m2m_tools.jobs.runners import (
-    BULK_PRIORITY,
-    HttpRunner,
-    LocalRunner,
-    RequestRejected,
-    RunnerError,
-    plan_requests,
-    retry_delay,
-)
+from m2m_tools.jobs.local_runner import LocalRunner
+from m2m_tools.jobs.runner import RequestRejected, RunnerError, plan_requests
 from translator.config import Engine
 from translator.contract import limits
 from translator.contract.protocol import Piece, PieceResult

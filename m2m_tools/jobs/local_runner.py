@@ -1,0 +1,143 @@
+"""`LocalRunner`: a checkpoint in-process, through the service's own request pipeline
+(`translator.api.pipeline.translate_payload`) and the engine's own scheduler
+(`translator.engine.scheduler.Scheduler`), which merges the pieces of concurrent requests into
+batches exactly as in the engine service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from m2m_tools.jobs.runner import RequestRejected, RunnerError, records_from
+from translator.contract.errors import TranslationError
+from translator.contract.protocol import Piece, PieceResult, Priority
+from translator.contract.schemas import Payload, Record
+from translator.engine.scheduler import Scheduler, SchedulerSettings
+
+if TYPE_CHECKING:
+    from translator.config import Settings
+
+
+logger = logging.getLogger(__name__)
+
+
+class TranslatorLike(Protocol):
+    """What the scheduler needs of the model (translator.engine.translator.Translator)."""
+
+    num_beams: int
+
+    @property
+    def languages(self) -> list[str]: ...
+
+    def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]: ...
+
+    def count_tokens(self, piece: Piece) -> int: ...
+
+
+# An in-process run has no latency objective and nobody else to serve: its batches are bounded by
+# the token budget alone (as the engine's generate calls are), not by a piece count.
+OFFLINE_MAX_BATCH = 4096
+
+
+class LocalRunner:
+    def __init__(
+        self,
+        model_dir: str | Path,
+        *,
+        settings: Settings | None = None,
+        translator: TranslatorLike | None = None,
+        concurrency: int = 64,
+    ) -> None:
+        from translator.config import load_settings
+        from translator.engine.backends import choose
+
+        self.model_dir = Path(model_dir).resolve()
+        self.label = str(self.model_dir)
+        # The service's own configuration (bentoconfiguration.yaml or BENTOML_CONFIG), so in-process
+        # translations use the same generation settings as the served model.
+        self.settings = settings or load_settings()
+        self.identity = {
+            "kind": "model",
+            "checkpoint": _checkpoint_version(self.model_dir),
+            "generation": dataclasses.asdict(self.settings.generation),
+            # int8 may translate a sentence differently: a job resumed on another engine or
+            # precision does not reuse the chunks of the first.
+            "engine": list(choose(self.settings.engine, model_dir=self.model_dir)),
+        }
+        # Requests are merged into engine calls anyway; this only bounds the Python work queued.
+        self.concurrency = max(1, concurrency)
+        self._translator = translator
+        self._scheduler: Scheduler | None = None
+        self._languages: frozenset[str] = frozenset()
+
+    async def start(self) -> None:
+        if self._translator is None:
+            from translator.engine.translator import Translator
+
+            engine = dataclasses.replace(self.settings.engine, warmup=False)
+            self._translator = await asyncio.to_thread(Translator, self.model_dir, engine, self.settings.generation)
+        translator = self._translator
+        assert translator is not None
+        # The engine's own scheduler merges the pieces of concurrent requests into batches, as in the
+        # service: one micro-batcher, whichever way the model is reached. Nothing is refused (no
+        # deadline) and it never lingers (every request of a chunk is queued at once).
+        self._scheduler = Scheduler(
+            translator.translate,
+            translator.count_tokens,
+            SchedulerSettings(
+                max_batch_size=OFFLINE_MAX_BATCH,
+                max_batch_tokens=self.settings.engine.max_batch_tokens,
+                beams=translator.num_beams,
+                max_latency_s=math.inf,
+                linger_fraction=0.0,
+            ),
+        )
+        self._scheduler.start()
+        self._languages = frozenset(translator.languages)
+
+    async def close(self) -> None:
+        if self._scheduler is not None:
+            await self._scheduler.close()
+            self._scheduler = None
+
+    async def _engine(self, pieces: list[Piece]) -> list[PieceResult]:
+        assert self._scheduler is not None, "start() first"
+        return await self._scheduler.submit(pieces, Priority.BULK)
+
+    async def languages(self) -> frozenset[str] | None:
+        return self._languages
+
+    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
+        from translator.api.pipeline import translate_payload
+
+        assert self._translator is not None and self._scheduler is not None, "start() first"
+        payload = Payload(
+            fromLang=source,
+            toLang=target,
+            records=[Record(id=str(i), text=text) for i, text in enumerate(texts)],
+        )
+        try:
+            result = await translate_payload(payload, self._languages, self._engine)
+        except TranslationError as exc:
+            # The status the service would answer with decides, as it does for HttpRunner.
+            if 400 <= exc.status < 500:
+                raise RequestRejected(f"in-process {source}-{target}: {exc.message}", exc.status) from exc
+            raise RunnerError(f"in-process {source}-{target}: {exc.message}") from exc
+        return records_from(result.model_dump(), [str(i) for i in range(len(texts))], f"in-process {self.label}")
+
+
+def _checkpoint_version(model_dir: Path) -> str:
+    from translator.store import RegistrationError, checkpoint_files, content_version
+
+    # The same content hash save_model.py uses for the BentoML tag: a copied or moved checkpoint
+    # keeps its checkpoints, a retrained one does not.
+    try:
+        return content_version(checkpoint_files(model_dir))
+    except RegistrationError as exc:
+        raise RunnerError(str(exc)) from exc

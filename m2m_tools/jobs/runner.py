@@ -1,0 +1,79 @@
+"""What every runner is (`Runner`: records in, translations out, in order) and shares: the
+planning of requests, the reading of answers, and the two ways a request fails.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from translator.contract import limits
+
+if TYPE_CHECKING:
+    pass
+
+
+logger = logging.getLogger(__name__)
+
+
+class RunnerError(RuntimeError):
+    """The translation system failed in a way that retrying will not fix."""
+
+
+class RequestRejected(RuntimeError):
+    """The system refused a request for what it holds (400, 413...): retrying it is pointless."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class Runner(Protocol):
+    # What decides the translations; hashed into the checkpoint keys.
+    identity: dict[str, Any]
+    # For people: the URL or the model directory.
+    label: str
+    # Requests worth keeping in flight at once.
+    concurrency: int
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def languages(self) -> frozenset[str] | None: ...
+
+    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]: ...
+
+
+def plan_requests(texts: Sequence[str], records_per_request: int) -> list[range]:
+    """Consecutive index ranges, one per request, within the service's per-request limits.
+
+    A text over the per-record limit gets a request of its own (which the service refuses): the
+    job checks lengths before planning, so that only happens to a caller that did not.
+    """
+    per_request = max(1, min(records_per_request, limits.MAX_RECORDS_PER_REQUEST))
+    requests: list[range] = []
+    start = chars = 0
+    for index, text in enumerate(texts):
+        if index > start and (index - start >= per_request or chars + len(text) > limits.MAX_CHARS_PER_REQUEST):
+            requests.append(range(start, index))
+            start, chars = index, 0
+        chars += len(text)
+    if start < len(texts):
+        requests.append(range(start, len(texts)))
+    return requests
+
+
+def records_from(answer: Any, ids: list[str], where: str) -> list[str]:
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, list) or len(result) != len(ids):
+        got = len(result) if isinstance(result, list) else "no"
+        raise RunnerError(f"{where}: expected {len(ids)} records in 'result', got {got}")
+    texts = []
+    for expected, record in zip(ids, result, strict=True):
+        if not isinstance(record, dict) or record.get("id") != expected or not isinstance(record.get("text"), str):
+            raise RunnerError(f"{where}: record {expected!r} missing or out of order in the answer")
+        texts.append(record["text"])
+    return texts
