@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import bentoml
 from pydantic import Field
 
-from translator.api.admission import SharedInFlight
+from translator.api.admission import SharedInFlight, slots_for
 from translator.api.disconnect import CallerGone, unless_disconnected
 from translator.api.engine_client import EngineClient
 from translator.api.engine_gate import EngineGate
@@ -201,4 +201,6 @@ class Translation:
         return http_response(exc)
 
 
-Translation.add_asgi_middleware(EdgeMiddleware, admission=SharedInFlight(SETTINGS.admission.max_concurrency))
+# One admission slot per API worker the configuration starts (any number of workers).
+ADMISSION = SharedInFlight(SETTINGS.admission.max_concurrency, slots=slots_for(SETTINGS.api_service.get("workers", 1)))
+Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION)

@@ -6,7 +6,9 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from translator.api.admission import SharedInFlight
+import pytest
+
+from translator.api.admission import MIN_SLOTS, SharedInFlight, slots_for
 
 
 def hold(path: str, limit: int, n: int, ready, release, admitted) -> None:
@@ -58,3 +60,58 @@ def test_one_process_alone_gets_the_whole_limit(tmp_path):
     assert [counter.try_acquire() for _ in range(4)] == [True, True, True, False]
     counter.release()
     assert counter.try_acquire()
+
+
+def hold_one(path: str, slots: int, ready, release) -> None:
+    counter = SharedInFlight(1000, Path(path), slots=slots)
+    assert counter.try_acquire()
+    ready.release()
+    release.wait(60)
+    counter.release()
+
+
+def test_more_than_64_workers_share_the_limit(tmp_path):
+    # A node with many CPUs and `workers: cpu_count` starts more than 64 API workers: each needs a
+    # slot of its own, or its requests fail. 80 processes, each holding one request.
+    path, workers = tmp_path / "admission", 80
+    slots = slots_for(workers)
+    assert slots >= workers
+    ctx = multiprocessing.get_context("fork")
+    ready, release = ctx.Semaphore(0), ctx.Event()
+    others = [ctx.Process(target=hold_one, args=(str(path), slots, ready, release)) for _ in range(workers)]
+    for process in others:
+        process.start()
+    try:
+        for _ in others:
+            assert ready.acquire(timeout=60)
+        here = SharedInFlight(workers + 2, path, slots=slots)
+        assert here.in_flight() == workers
+        assert [here.try_acquire() for _ in range(3)] == [True, True, False]
+    finally:
+        release.set()
+        for process in others:
+            process.join(60)
+    assert all(process.exitcode == 0 for process in others)
+
+
+def test_the_table_is_sized_from_the_workers_setting():
+    assert slots_for(1) == slots_for(32) == MIN_SLOTS
+    assert slots_for(100) == 200
+    assert slots_for("cpu_count") >= min(MIN_SLOTS, 2 * (os.cpu_count() or 1))
+    with pytest.raises(ValueError, match="slots must be >= 1"):
+        SharedInFlight(1, slots=0)
+
+
+def test_processes_that_asked_for_fewer_slots_read_the_whole_table(tmp_path):
+    path = tmp_path / "admission"
+    ctx = multiprocessing.get_context("fork")
+    ready, release = ctx.Semaphore(0), ctx.Event()
+    other = ctx.Process(target=hold_one, args=(str(path), 200, ready, release))
+    other.start()
+    try:
+        assert ready.acquire(timeout=60)
+        small = SharedInFlight(10, path, slots=MIN_SLOTS)
+        assert small.in_flight() == 1 and small.slots == 200
+    finally:
+        release.set()
+        other.join(60)

@@ -10,7 +10,8 @@ can overshoot the limit by one each; no request is refused below it.
 
 A worker that dies leaves its slot behind; the slot is taken over by the next worker that starts
 (the arbiter respawns it), and a full-looking server re-checks that every counted pid still lives
-before refusing.
+before refusing. The table has a slot for every worker the configuration starts, twice over (a
+respawned worker may start before its predecessor is seen dead), and never fewer than 64.
 """
 
 from __future__ import annotations
@@ -25,8 +26,14 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
-SLOTS = 64
+MIN_SLOTS = 64
 _SLOT = struct.Struct("<qq")  # pid, requests in flight
+
+
+def slots_for(workers: int | str) -> int:
+    """Slots for a server of `workers` API workers (BentoML's `workers`: a count or "cpu_count")."""
+    count = (os.cpu_count() or 1) if workers == "cpu_count" else int(workers)
+    return max(MIN_SLOTS, 2 * count)
 
 
 def default_path(name: str = "admission") -> Path:
@@ -38,10 +45,13 @@ def default_path(name: str = "admission") -> Path:
 class SharedInFlight:
     """Requests in flight, counted per process in a shared file, limited in total."""
 
-    def __init__(self, limit: int, path: Path | None = None) -> None:
+    def __init__(self, limit: int, path: Path | None = None, slots: int = MIN_SLOTS) -> None:
         if limit < 1:
             raise ValueError("limit must be >= 1")
+        if slots < 1:
+            raise ValueError("slots must be >= 1")
         self.limit = limit
+        self.slots = slots
         # Resolved in the worker, at first use: the parent that workers share is the server.
         self.path = path
         self._map: mmap.mmap | None = None
@@ -78,9 +88,13 @@ class SharedInFlight:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                if os.fstat(fd).st_size < SLOTS * _SLOT.size:
-                    os.ftruncate(fd, SLOTS * _SLOT.size)
-                self._map = mmap.mmap(fd, SLOTS * _SLOT.size)
+                # Every process of the server asks for the same size; a file already larger (made
+                # by a configuration with more workers) is used whole, so all read the same table.
+                size = max(os.fstat(fd).st_size, self.slots * _SLOT.size)
+                if os.fstat(fd).st_size < size:
+                    os.ftruncate(fd, size)
+                self._map = mmap.mmap(fd, size)
+                self.slots = size // _SLOT.size
                 self._pid = os.getpid()
                 self._count = 0
                 self._slot = self._claim()
@@ -93,14 +107,14 @@ class SharedInFlight:
     def _claim(self) -> int:
         assert self._map is not None
         free = None
-        for slot in range(SLOTS):
+        for slot in range(self.slots):
             pid, _ = _SLOT.unpack_from(self._map, slot * _SLOT.size)
             if pid == self._pid:
                 return slot
             if free is None and (pid == 0 or not _alive(pid)):
                 free = slot
         if free is None:
-            raise RuntimeError(f"more than {SLOTS} processes share {self.path}")
+            raise RuntimeError(f"more than {self.slots} processes share {self.path}")
         return free
 
     def _write(self) -> None:
@@ -110,7 +124,7 @@ class SharedInFlight:
     def _total(self, check_alive: bool = False) -> int:
         assert self._map is not None
         total = 0
-        for slot in range(SLOTS):
+        for slot in range(self.slots):
             pid, count = _SLOT.unpack_from(self._map, slot * _SLOT.size)
             if count > 0 and (not check_alive or pid == self._pid or _alive(pid)):
                 total += count
