@@ -17,6 +17,7 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from m2m_tools.jobs.runner import RequestRejected, RunnerError, records_from
+from translator.contract.errors import RECORD_FAILED
 
 if TYPE_CHECKING:
     import aiohttp
@@ -197,6 +198,11 @@ class HttpRunner:
                         raise RequestRejected(
                             f"{method} {url} answered {response.status}: {_error_message(text)}", response.status
                         )
+                    if _error_kind(text) == RECORD_FAILED:
+                        # One record's text fails, and will fail again: set aside, not retried.
+                        raise RequestRejected(
+                            f"{method} {url} answered {response.status}: {_error_message(text)}", response.status
+                        )
                     if response.status not in RETRY_STATUSES:
                         raise RunnerError(f"{method} {url} answered {response.status}: {_error_message(text)}")
                     retry_after = response.headers.get("Retry-After")
@@ -218,6 +224,14 @@ class HttpRunner:
             self.retries += 1
             logger.info("%s %s: %s; retry in %.1f s", method, url, problem, delay)
             await asyncio.sleep(delay)
+
+
+def _error_kind(text: str) -> str | None:
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    return str(body["kind"]) if isinstance(body, dict) and "kind" in body else None
 
 
 def _error_message(text: str) -> str:

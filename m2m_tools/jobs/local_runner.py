@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from m2m_tools.jobs.runner import RequestRejected, RunnerError, records_from
-from translator.contract.errors import TranslationError
+from translator.contract.errors import RecordFailed, TranslationError
 from translator.contract.protocol import Piece, PieceResult, Priority
 from translator.contract.schemas import Payload, Record
 from translator.engine.scheduler import Scheduler, SchedulerSettings
@@ -126,7 +126,7 @@ class LocalRunner:
             result = await translate_payload(payload, self._languages, self._engine)
         except TranslationError as exc:
             # The status the service would answer with decides, as it does for HttpRunner.
-            if 400 <= exc.status < 500:
+            if 400 <= exc.status < 500 or isinstance(exc, RecordFailed):
                 raise RequestRejected(f"in-process {source}-{target}: {exc.message}", exc.status) from exc
             raise RunnerError(f"in-process {source}-{target}: {exc.message}") from exc
         return records_from(result.model_dump(), [str(i) for i in range(len(texts))], f"in-process {self.label}")

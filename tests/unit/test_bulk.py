@@ -20,6 +20,7 @@ from m2m_tools.jobs.http_runner import HttpRunner
 from m2m_tools.jobs.job import Invalid, Item, Options, run_job
 from m2m_tools.jobs.options import runner_from_args
 from translator.contract import limits
+from translator.contract.errors import RECORD_FAILED
 
 PAIRS = sentence_pairs(load_corpus())
 EN_FR = [(text, fr) for src, tgt, text, fr in PAIRS if (src, tgt) == ("en", "fr")]
@@ -230,6 +231,49 @@ def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
             ]
 
     asyncio.run(scenario())
+    assert posts[0] == 4 and sorted(posts[1:]) == [1, 1, 1, 1]
+    assert lines(tmp_path / "out.txt") == ["A", "B", "", "C", ""]
+
+
+def test_a_record_the_engine_cannot_translate_is_set_aside_and_the_job_goes_on(tmp_path):
+    """A 500 whose kind says one record fails (it will fail again): not retried, not the end of the
+    job; the record is found, rejected alone, and the job ends with the count."""
+    from aiohttp import web
+
+    posts: list[int] = []
+
+    async def translation(request: web.Request) -> web.Response:
+        records = (await request.json())["payload"]["records"]
+        posts.append(len(records))
+        for index, record in enumerate(records):
+            if record["text"] == "poison":
+                body = {
+                    "error": f"record {record['id']!r} could not be translated: RuntimeError: boom",
+                    "kind": RECORD_FAILED,
+                    "record": record["id"],
+                    "field": f"payload.records.{index}.text",
+                }
+                return web.json_response(body, status=500)
+        return web.json_response({"result": [{"id": r["id"], "text": r["text"].upper()} for r in records]})
+
+    async def scenario() -> None:
+        async with stand_in_server([web.post("/translation", translation)]) as url:
+            (tmp_path / "in.txt").write_text("a\nb\npoison\nc\n", encoding="utf-8")
+            units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            options = Options(chunk_size=4, records_per_request=4, progress=False)
+
+            def written(state):
+                state.unit.write_output(state.log, state.done)
+
+            summary = await asyncio.to_thread(
+                run_job, units, HttpRunner(url, concurrency=2), tmp_path / "state", options, on_unit_done=written
+            )
+            assert summary.rejects == 1
+            [rejected] = units[0].rejected
+            assert rejected["line"] == 3 and "answered 500" in rejected["reason"] and "boom" in rejected["reason"]
+
+    asyncio.run(scenario())
+    # The request of four, then each record alone: nothing retried, no back-off.
     assert posts[0] == 4 and sorted(posts[1:]) == [1, 1, 1, 1]
     assert lines(tmp_path / "out.txt") == ["A", "B", "", "C", ""]
 

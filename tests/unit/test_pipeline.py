@@ -7,8 +7,15 @@ import pytest
 
 from translator.api.pipeline import translate_payload
 from translator.contract import limits
-from translator.contract.errors import PayloadTooLarge, TranslationFailed, UndeterminedLanguage, UnsupportedLanguage
-from translator.contract.protocol import Piece, PieceResult
+from translator.contract.errors import (
+    RECORD_FAILED,
+    PayloadTooLarge,
+    RecordFailed,
+    TranslationFailed,
+    UndeterminedLanguage,
+    UnsupportedLanguage,
+)
+from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult
 from translator.contract.schemas import Payload
 
 LANGS = {"en", "ja", "fr"}
@@ -87,8 +94,26 @@ def test_limits_are_413_with_the_limit():
 
 
 def test_a_failed_piece_fails_the_request_with_the_record_id():
-    with pytest.raises(TranslationFailed, match="record '1' could not be translated: boom"):
+    # A piece that fails alone fails again on a retry: 500 naming the record, no Retry-After, not a
+    # 503 inviting a retry storm; its `kind` tells bulk jobs to set the record aside.
+    with pytest.raises(RecordFailed, match="record '1' could not be translated: boom") as info:
         run(payload("fine.", "bad.", ids=["0", "1"]), FakeEngine(fail_on="bad."))
+    assert info.value.status == 500 and info.value.headers() == {}
+    assert info.value.body() == {
+        "error": "record '1' could not be translated: boom",
+        "kind": RECORD_FAILED,
+        "record": "1",
+        "field": "payload.records.1.text",
+    }
+
+
+def test_a_batch_that_failed_as_a_whole_is_the_engines_fault_and_may_be_retried():
+    async def crashed(pieces: list[Piece]) -> list[PieceResult]:
+        return [PieceResult(error="RuntimeError: worker died", error_kind=ENGINE_FAILED) for _ in pieces]
+
+    with pytest.raises(TranslationFailed, match="could not be translated: RuntimeError: worker died") as info:
+        run(payload("fine.", "bad.", ids=["0", "1"]), crashed)
+    assert info.value.status == 503 and "Retry-After" in info.value.headers()
 
 
 def test_a_piece_that_cannot_be_completed_fails_the_request_with_422_naming_the_record():

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from translator.api.pipeline import UNSPACED_LANGUAGES, translate_payload
 from translator.contract import limits
-from translator.contract.errors import TranslationFailed
+from translator.contract.errors import RecordFailed, TranslationFailed
 from translator.contract.protocol import Piece, PieceResult
 from translator.contract.schemas import Payload
 from translator.text.segment import join, split_text
@@ -346,9 +346,9 @@ def test_a_failed_piece_fails_the_whole_request(pair: tuple[str, str], recs, dat
             for k, p in enumerate(pieces)
         ]
 
-    with pytest.raises(TranslationFailed) as info:
+    with pytest.raises(RecordFailed) as info:
         run(payload, engine)
-    assert info.value.status == 503
+    assert info.value.status == 500 and info.value.headers() == {}
     # the message names the first record that lost a piece
     owner = next(i for i, count in enumerate(itertools.accumulate(map(len, plans))) if count > min(failed))
     assert info.value.message.startswith(f"record {recs[owner][0]!r} could not be translated: ")

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from translator.contract.protocol import Piece, PieceResult, Priority
+from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult, Priority
 from translator.engine.scheduler import CostModel, Refused, Scheduler, SchedulerSettings
 
 
@@ -89,6 +89,28 @@ def test_results_come_back_per_request_in_order_and_a_bad_piece_fails_only_its_o
     assert [r.text for r in good] == [f"A{i}" for i in range(5)]
     assert [r.error for r in bad] == [None, "bad piece", None]
     assert [r.text for r in bad][0::2] == ["B0", "B2"]
+
+
+def test_a_batch_that_raises_fails_its_pieces_as_the_engines_fault_and_the_loop_goes_on():
+    # Outside the backend's per-piece isolation a failure is the engine's, not the pieces': marked
+    # so, the API answers 503 (a retry may succeed) rather than blame a record with a 500.
+    class Crashing(FakeModel):
+        def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
+            if any(p.text == "crash" for p in pieces):
+                raise RuntimeError("worker died")
+            return super().__call__(pieces)
+
+    async def main():
+        scheduler = make(Crashing())
+        scheduler.start()
+        crashed = await scheduler.submit([piece("crash"), piece("x")])
+        after = await scheduler.submit([piece("fine")])
+        await scheduler.close()
+        return crashed, after
+
+    crashed, after = run(main())
+    assert [(r.error, r.error_kind) for r in crashed] == [("RuntimeError: worker died", ENGINE_FAILED)] * 2
+    assert [r.text for r in after] == ["FINE"]
 
 
 def test_concurrent_requests_share_batches_bounded_by_max_batch_size_and_never_overlap():

@@ -12,12 +12,13 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from translator.contract import limits
 from translator.contract.errors import (
     PayloadTooLarge,
+    RecordFailed,
     TranslationFailed,
     TranslationIncomplete,
     UndeterminedLanguage,
     UnsupportedLanguage,
 )
-from translator.contract.protocol import TRUNCATED, Piece, PieceResult
+from translator.contract.protocol import ENGINE_FAILED, TRUNCATED, Piece, PieceResult
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.text.langdetect import AUTO, UNDETERMINED, Detection, detector_for
 from translator.text.segment import UNSPACED_LANGUAGES, Segmented, join, split_text
@@ -135,7 +136,9 @@ def _reassemble(
             message = f"record {record.id!r} could not be translated: {bad.error or 'no text returned'}"
             if bad.error_kind == TRUNCATED:
                 raise TranslationIncomplete(message, field=f"payload.records.{index}.text")
-            raise TranslationFailed(message)
+            if bad.error_kind == ENGINE_FAILED:
+                raise TranslationFailed(message)
+            raise RecordFailed(message, record.id, index)
         texts = [r.text or "" for r in mine]
         if spaced:
             texts = _space_adjacent(plan, texts)

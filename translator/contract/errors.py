@@ -97,7 +97,24 @@ class GatewayTimeout(TranslationError):
 
 
 class TranslationFailed(Unavailable):
-    """The engine took the request but failed on some of its pieces (e.g. out of memory)."""
+    """The engine failed as a whole (connection lost, a batch that crashed, an answer of the wrong
+    shape): it may answer on a retry."""
+
+
+# The `kind` of an error that one record causes and that will repeat identically on a retry.
+RECORD_FAILED = "record_failed"
+
+
+class RecordFailed(TranslationError):
+    """The engine translated the request but failed on one record's text, alone: retrying sends the
+    same text to the same model and fails the same way. So 500 naming the record, and no
+    Retry-After: a retry storm of poison records is what a 503 would invite. Bulk jobs set the
+    record aside (its `kind` says so) and go on."""
+
+    status = 500
+
+    def __init__(self, message: str, record_id: str, index: int) -> None:
+        super().__init__(message, kind=RECORD_FAILED, record=record_id, field=f"payload.records.{index}.text")
 
 
 def http_response(exc: TranslationError) -> Any:

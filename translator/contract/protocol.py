@@ -30,6 +30,10 @@ class Piece(BaseModel):
 # PieceResult.error_kind of a piece whose translation did not end within the model's limit, even
 # with all of it and cut in parts: the request fails with 422 rather than return a cut text.
 TRUNCATED = "truncated"
+# PieceResult.error_kind of every piece of a batch that failed as a whole, outside the backend's
+# per-piece isolation: the engine's fault, not the piece's (503, a retry may succeed). A piece
+# that fails alone has no kind: it is its text that fails (500 naming the record).
+ENGINE_FAILED = "engine_failed"
 
 
 class PieceResult(BaseModel):

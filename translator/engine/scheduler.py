@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from translator.contract.protocol import Piece, PieceResult, Priority
+from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult, Priority
 from translator.engine.batching import padded_tokens
 
 logger = logging.getLogger(__name__)
@@ -375,7 +375,7 @@ class Scheduler:
                 raise
             except Exception as exc:  # noqa: BLE001 - the backend isolates pieces; this is its own failure
                 logger.exception("batch of %d pieces failed", len(pieces))
-                results = [PieceResult(error=f"{type(exc).__name__}: {exc}")] * len(pieces)
+                results = [PieceResult(error=f"{type(exc).__name__}: {exc}", error_kind=ENGINE_FAILED)] * len(pieces)
             seconds = time.perf_counter() - started
             self._running = None
             logger.debug(
