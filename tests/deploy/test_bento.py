@@ -9,6 +9,7 @@ Deployment mounts emptyDirs. Only the listen address differs: 127.0.0.1 and a fr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -379,8 +380,11 @@ def pod(built: Built, image_context: Path) -> Iterator[Pod]:
         server.startup_s = time.monotonic() - started
         yield server
     finally:
-        if process.poll() is None:
+        # The whole process group, even when the server itself has exited (after the SIGTERM test,
+        # or a crash): its workers can outlive it, and leaked they hold CPU for every later test.
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+        if process.poll() is None:
             process.wait(10)
         for dirpath, dirnames, _ in os.walk(root):
             for name in dirnames:
