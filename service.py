@@ -25,6 +25,7 @@ from translator.api.pipeline import translate_payload
 from translator.api.request_options import deadline_ms_of, priority_of
 from translator.api.routes import languages_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
+from translator.contract.engine_process import EngineProcess, announce_engine, withdraw_engine
 from translator.contract.errors import ClientClosed, TranslationError, http_response
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
 from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
@@ -53,6 +54,8 @@ class TranslationEngine:
     model = bentoml.models.BentoModel(MODEL_TAG)
 
     def __init__(self) -> None:
+        # First, so that the API workers watch this process from the moment it exists.
+        self.announced = announce_engine()
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
         scheduling = SETTINGS.scheduling
         self.scheduler = Scheduler(
@@ -97,6 +100,7 @@ class TranslationEngine:
     async def stop_scheduler(self) -> None:
         await self.scheduler.close()
         await self.cache.close()
+        withdraw_engine(self.announced)
 
     def __is_ready__(self) -> bool:
         return self.calibrated
@@ -131,7 +135,9 @@ class Translation:
         # The client's own timeout is set past the gate's: BentoML answers some timeouts with a
         # plain False, and the gate must see an engine that stopped answering as silent (its
         # waiting calls are abandoned), not as one that said "not ready" (they are left to finish).
-        self.gate = EngineGate(lambda timeout: self.engine.is_ready(int(timeout) + 2))
+        self.gate = EngineGate(
+            lambda timeout: self.engine.is_ready(int(timeout) + 2), engine_exited=EngineProcess().exited
+        )
         self.client = EngineClient(
             self.gate,
             lambda pieces, priority, timeout_ms: self.engine.to_async.translate(

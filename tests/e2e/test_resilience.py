@@ -216,9 +216,13 @@ def test_engine_death_outside_a_container_is_503_then_recovers(fresh_home) -> No
             engine_process(srv).kill()
             killed_at = time.monotonic()
             time.sleep(1)
-            probe_started = time.monotonic()
-            response = requests.post(f"{srv.url}/translation", json=traffic.body, timeout=60)
-            assert response.status_code == 503 and time.monotonic() - probe_started < 5, response.text
+            # Every API worker refuses at once, also one that had no call in flight when the engine
+            # died (it sees the process gone); one such worker had waited for the respawned engine.
+            for _ in range(6):
+                probe_started = time.monotonic()
+                response = requests.post(f"{srv.url}/translation", json=traffic.body, timeout=60)
+                assert response.status_code == 503, (time.monotonic() - probe_started, response.text)
+                assert time.monotonic() - probe_started < 2, response.text
             assert requests.get(f"{srv.url}/readyz", timeout=10).status_code == 503
             # Outside a container the arbiter respawns the engine; the API turns ready once it has
             # loaded and warmed up, and answers again without a restart.

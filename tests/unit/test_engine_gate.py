@@ -219,3 +219,38 @@ def test_close_ends_the_loops_even_when_a_cancellation_is_swallowed() -> None:
     runner.start()
     runner.join(timeout=30)
     assert not runner.is_alive(), "EngineGate.close() did not end its loops"
+
+
+def test_an_engine_process_that_exits_closes_the_gate_and_answers_waiting_calls() -> None:
+    # A worker with no call of its own in flight learns of the death from the process, not from
+    # its watchdog's probes seconds later; its waiting calls get 503 at once.
+    async def scenario() -> None:
+        engine = FakeEngine()
+        exited = [False]
+        gate = gate_for(engine, watch_interval_s=3600, engine_exited=lambda: exited[0])
+        gate.start()
+        await until(lambda: gate.is_up)
+        waiting = asyncio.ensure_future(gate.call(lambda: asyncio.sleep(3600)))
+        await asyncio.sleep(0.01)
+        exited[0] = True
+        engine.hang = True  # the arbiter's socket: connections wait, nobody answers
+        with pytest.raises(Unavailable, match="process exited"):
+            await asyncio.wait_for(waiting, 1.0)
+        with pytest.raises(Unavailable, match="process exited"):
+            await gate.call(lambda: asyncio.sleep(0))
+        # The respawned engine announced itself and is ready: the gate opens again.
+        exited[0], engine.hang = False, False
+        await until(lambda: gate.is_up)
+        await gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_call_checks_the_engine_process_before_it_is_sent() -> None:
+    async def scenario() -> None:
+        gate = gate_for(FakeEngine(), engine_exited=lambda: True)
+        gate.mark_up()  # no watcher running: the call itself must look
+        with pytest.raises(Unavailable, match="process exited"):
+            await gate.call(lambda: asyncio.sleep(0, result="sent to a dead engine"))
+
+    asyncio.run(scenario())

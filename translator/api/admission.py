@@ -21,8 +21,9 @@ import logging
 import mmap
 import os
 import struct
-import tempfile
 from pathlib import Path
+
+from translator.contract.engine_process import server_file
 
 logger = logging.getLogger(__name__)
 
@@ -34,12 +35,6 @@ def slots_for(workers: int | str) -> int:
     """Slots for a server of `workers` API workers (BentoML's `workers`: a count or "cpu_count")."""
     count = (os.cpu_count() or 1) if workers == "cpu_count" else int(workers)
     return max(MIN_SLOTS, 2 * count)
-
-
-def default_path(name: str = "admission") -> Path:
-    """One file per server: the API workers of one `bentoml serve` share their parent process."""
-    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
-    return base / f"translator-{name}-{os.getppid()}"
 
 
 class SharedInFlight:
@@ -83,7 +78,7 @@ class SharedInFlight:
         if self._map is not None and self._pid == os.getpid():
             return
         if self.path is None:
-            self.path = default_path()
+            self.path = server_file("admission")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -7,7 +7,9 @@ a gate:
 
 - **up**: calls pass. A watchdog asks the engine's `/readyz` every few seconds with a short
   timeout; several failures in a row, or a dropped connection that a probe does not explain away,
-  close the gate.
+  close the gate. The engine's process is checked too, a few times a second and before each
+  call (translator/contract/engine_process.py): its death closes every worker's gate at once,
+  not only that of a worker whose call it dropped.
 - **down**: calls are refused at once (503, Retry-After), and a recovery loop probes twice a
   second until the engine says ready again (it says so only after its warm-up). The gate starts
   down ("starting"). Calls already waiting on the engine are cancelled and answered 503 too, but
@@ -54,9 +56,13 @@ class EngineGate:
         failures_to_close: int = 3,
         recheck_interval_s: float = 0.5,
         dead_after_s: float = 180.0,
+        engine_exited: Callable[[], bool] = lambda: False,
+        process_check_interval_s: float = 0.2,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._probe = probe
+        self._engine_exited = engine_exited
+        self.process_check_interval_s = process_check_interval_s
         self.probe_timeout_s = probe_timeout_s
         self.watch_interval_s = watch_interval_s
         self.failures_to_close = failures_to_close
@@ -121,6 +127,7 @@ class EngineGate:
         """Begin watching (call from within the worker's event loop)."""
         self._spawn(self._recover())
         self._spawn(self._watch())
+        self._spawn(self._watch_process())
 
     async def close(self) -> None:
         # The loops also stop on the flag: on Python 3.11, `asyncio.wait_for` can swallow a
@@ -160,6 +167,19 @@ class EngineGate:
                 )
                 failures = 0
 
+    async def _watch_process(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(self.process_check_interval_s)
+            if self.is_up:
+                self._check_process()
+
+    def _check_process(self) -> None:
+        """Close the gate if the engine's process has exited, abandoning the calls that wait: the
+        ones it held are lost with it, and the ones queued on the arbiter's socket would wait for
+        a respawned engine's model load (a minute for a large model), or for ever in a container."""
+        if self._engine_exited():
+            self.mark_down("the translation engine process exited")
+
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
@@ -169,6 +189,8 @@ class EngineGate:
 
     async def call(self, make_call: Callable[[], Awaitable[T]]) -> T:
         """Run one engine call, refusing it while down and abandoning it if the gate closes."""
+        if self.down_since is None:
+            self._check_process()
         if self.down_since is not None:
             # Each API worker has its own gate, and the kubelet's probe reaches only one of them:
             # a worker still "starting" when its pod turned ready asks the engine itself, once.
