@@ -157,8 +157,7 @@ class Translation:
         # Answered from the gate (which asks the engine, bounded): BentoML's own dependency probe,
         # which runs only if this says yes, lets a refused connection escape as a 500 and waits
         # on a dead engine's socket.
-        ready = self.gate.is_up and await self.gate.probe()
-        return ready
+        return await self.gate.ready()
 
     def __is_alive__(self) -> bool:
         # False only when the engine has stayed unreachable past the gate's limit: in a container

@@ -254,3 +254,33 @@ def test_a_call_checks_the_engine_process_before_it_is_sent() -> None:
             await gate.call(lambda: asyncio.sleep(0, result="sent to a dead engine"))
 
     asyncio.run(scenario())
+
+
+def test_readiness_of_a_worker_still_starting_asks_the_engine() -> None:
+    # The startup probe passed through the other worker; this one's recovery loop has not looked
+    # yet (none runs here): the next readiness probe must not read 503 from it.
+    async def scenario() -> None:
+        engine = FakeEngine(ready=True)
+        gate = gate_for(engine)
+        assert await gate.ready() is True
+        assert gate.is_up
+        engine.ready = False
+        assert await gate.ready() is False
+
+    asyncio.run(scenario())
+
+
+def test_readiness_of_a_closed_gate_is_no_without_waiting_on_the_engine() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(ready=True)
+        engine.hang = True
+        gate = gate_for(engine, probe_timeout_s=30)
+        gate.mark_up()
+        gate.mark_down("the translation engine is unreachable (test)")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        assert await gate.ready() is False
+        assert loop.time() - started < 1.0
+        await gate.close()
+
+    asyncio.run(scenario())

@@ -185,6 +185,24 @@ class EngineGate:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def ready(self) -> bool:
+        """This worker's readiness: open, and the engine says ready now.
+
+        The kubelet's probes reach one worker of several: the startup probe may pass through one
+        whose gate opened while another's is still "starting" (its recovery loop asks twice a
+        second). Such a gate asks the engine itself, as a call would, so that a pod just started
+        does not read unready on its next probe. A gate closed after having been open answers no
+        at once, without waiting on a socket nobody may answer."""
+        if self.is_up:
+            self._check_process()
+        elif self._seen_up:
+            return False
+        if not await self.probe():
+            return False
+        if not self.is_up:
+            self.mark_up()
+        return True
+
     # -- calls ---------------------------------------------------------------------------------
 
     async def call(self, make_call: Callable[[], Awaitable[T]]) -> T:
