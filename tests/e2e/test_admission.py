@@ -1,11 +1,14 @@
 """Admission on a running server: the configured total holds however connections fall on the
-workers, and the engine's health probe is not starved by calls waiting in the engine's queue."""
+workers, the engine's health probe is not starved by calls waiting in the engine's queue, and
+clients trickling their bodies hold no admission slot."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
@@ -13,7 +16,7 @@ import yaml
 
 from harness.corpus import corpus_sentences
 from harness.load import Job, LoadResult, closed_loop, job
-from harness.servers import ROOT
+from harness.servers import ROOT, register, start_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -70,3 +73,59 @@ def test_above_the_total_the_excess_gets_429_with_retry_after(server):
     assert set(statuses) <= {200, 429, 503}, (statuses, result.first_failure)
     assert all(o.headers.get("retry-after", "").isdigit() for o in result.refusals)
     assert set(ready) == {200}, ready
+
+
+TRICKLING_CLIENTS = 40
+SMALL_ADMISSION = 16
+
+
+async def trickle(url: str, stop: asyncio.Event, opened: list[int]) -> None:
+    """A client that sends its headers and then one byte of its body a second, until stopped."""
+    address = urlsplit(url)
+    reader, writer = await asyncio.open_connection(address.hostname, address.port)
+    body_length = 1000
+    writer.write(
+        f"POST /translation HTTP/1.1\r\nHost: {address.netloc}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {body_length}\r\n\r\n{{".encode()
+    )
+    opened.append(1)
+    try:
+        for _ in range(body_length - 2):
+            await writer.drain()
+            try:
+                await asyncio.wait_for(stop.wait(), 1.0)
+                return
+            except TimeoutError:
+                writer.write(b" ")
+    finally:
+        writer.close()
+
+
+def test_clients_trickling_their_bodies_do_not_starve_admission(fixture_model: Path, tmp_path: Path) -> None:
+    # Before: the slot was taken before the body was read, so 40 such clients under an admission
+    # of 16 got every normal request meanwhile refused with 429.
+    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
+    config["services"]["Translation"]["translation"]["admission"]["max_concurrency"] = SMALL_ADMISSION
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    home = tmp_path / "home"
+    home.mkdir()
+    srv = start_server(home, register(fixture_model, home), tmp_path / "server.log", config=tmp_path / "config.yaml")
+
+    async def scenario() -> LoadResult:
+        stop = asyncio.Event()
+        opened: list[int] = []
+        slow = [asyncio.ensure_future(trickle(srv.url, stop, opened)) for _ in range(TRICKLING_CLIENTS)]
+        try:
+            while len(opened) < TRICKLING_CLIENTS:
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(2)  # every slow request has reached the middleware
+            return await closed_loop(srv.url, jobs(40, 2), 4, timeout=120)
+        finally:
+            stop.set()
+            await asyncio.gather(*slow)
+
+    try:
+        result = asyncio.run(scenario())
+        assert result.kinds == {"ok": 40}, (result.kinds, result.first_failure, srv.log()[-2000:])
+    finally:
+        srv.stop()

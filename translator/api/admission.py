@@ -54,9 +54,14 @@ class SharedInFlight:
         self._pid = -1
         self._count = 0
 
-    def try_acquire(self) -> bool:
+    def full(self) -> bool:
+        """Whether a request arriving now would be refused: asked before its body is read, so a
+        refusal costs no read, no parse and no slot."""
         self._attach()
-        if self._total() >= self.limit and self._total(check_alive=True) >= self.limit:
+        return self._total() >= self.limit and self._total(check_alive=True) >= self.limit
+
+    def try_acquire(self) -> bool:
+        if self.full():
             return False
         self._count += 1
         self._write()

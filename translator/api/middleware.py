@@ -1,6 +1,8 @@
 """ASGI middleware of the public service: what BentoML does not do for us.
 
-- a request-body byte limit (BentoML reads any body whole into memory);
+- admission (429 + Retry-After), decided before the body is read and held only from the moment
+  the body is complete: a client trickling bytes never holds a slot that every worker shares;
+- a request-body byte limit (BentoML reads any body whole into memory) and time limit (408);
 - error bodies as JSON objects that name the problem: BentoML answers its own 4xx with a JSON
   list, pydantic failures with a generic title, and unknown routes with plain text;
 - `GET /languages` (BentoML 1.4 APIs are POST-only, so it is a small mounted ASGI app).
@@ -16,7 +18,7 @@ from typing import Any
 
 from translator.api.admission import SharedInFlight
 from translator.contract import limits
-from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, validation_message
+from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, RequestTimeout, validation_message
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -26,13 +28,18 @@ Send = Callable[[Message], Any]
 
 class EdgeMiddleware:
     def __init__(
-        self, app: Any, max_body_bytes: int = limits.MAX_BODY_BYTES, admission: SharedInFlight | None = None
+        self,
+        app: Any,
+        max_body_bytes: int = limits.MAX_BODY_BYTES,
+        admission: SharedInFlight | None = None,
+        body_timeout_s: float = limits.BODY_TIMEOUT_S,
     ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         # Admission control for the whole server (all workers): beyond it, a fast 429 rather than
         # an ever longer queue.
         self.admission = admission
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -41,37 +48,52 @@ class EdgeMiddleware:
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, _ErrorRewriter(send, scope["method"]))
             return
-        if self.admission is None:
-            await self._handle(scope, receive, send)
-            return
-        if not self.admission.try_acquire():
-            message = f"too many requests in flight (limit {self.admission.limit}); retry later"
-            await _refuse(send, receive, 429, {"error": message})
-            return
-        try:
-            await self._handle(scope, receive, send)
-        finally:
-            self.admission.release()
-
-    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # What the headers decide is decided before the body is read: those refusals cost no read
+        # and no parse, and none of them holds an admission slot while the rest of the body is
+        # discarded.
         media_type = _media_type(scope)
         if media_type not in _JSON_TYPES and not media_type.endswith("+json"):
             # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
             message = f"Content-Type {media_type!r} is not supported; send application/json"
             await _refuse(send, receive, 415, {"error": message})
             return
-        body, ended = await self._read_body(scope, receive)
+        if _declared_length(scope) > self.max_body_bytes:
+            error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
+            await _refuse(send, receive, error.status, error.body())
+            return
+        if self.admission is not None and self.admission.full():
+            await _refuse(send, receive, 429, self._too_many())
+            return
+        try:
+            body, ended = await asyncio.wait_for(self._read_body(receive), self.body_timeout_s)
+        except TimeoutError:
+            # Not lingering: a client this slow would hold the connection as long again.
+            timeout = RequestTimeout(self.body_timeout_s)
+            await _send_json(send, timeout.status, timeout.body(), [(b"connection", b"close")])
+            return
         if body is None:
             error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
             await _refuse(send, receive if not ended else None, error.status, error.body())
             return
-        await self.app(scope, _replay(body, receive), _ErrorRewriter(send, scope["method"]))
+        app = _ErrorRewriter(send, scope["method"])
+        if self.admission is None:
+            await self.app(scope, _replay(body, receive), app)
+            return
+        # The slot is taken once the body is complete, and held until the answer is sent.
+        if not self.admission.try_acquire():
+            await _refuse(send, None, 429, self._too_many())
+            return
+        try:
+            await self.app(scope, _replay(body, receive), app)
+        finally:
+            self.admission.release()
 
-    async def _read_body(self, scope: Scope, receive: Receive) -> tuple[bytes | None, bool]:
+    def _too_many(self) -> dict[str, Any]:
+        assert self.admission is not None
+        return {"error": f"too many requests in flight (limit {self.admission.limit}); retry later"}
+
+    async def _read_body(self, receive: Receive) -> tuple[bytes | None, bool]:
         """(the whole body, or None when it is larger than the limit; whether its end was read)."""
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_body_bytes:
-                return None, False
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -108,6 +130,13 @@ def _media_type(scope: Scope) -> str:
         if name == b"content-type":
             return value.decode("latin-1").split(";")[0].strip().lower()
     return ""
+
+
+def _declared_length(scope: Scope) -> int:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length" and value.isdigit():
+            return int(value)
+    return 0
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

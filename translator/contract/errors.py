@@ -64,6 +64,15 @@ class PayloadTooLarge(TranslationError):
         super().__init__(f"{what} exceeds the limit of {limit}{got_text}", limit=limit)
 
 
+class RequestTimeout(TranslationError):
+    """The request body did not arrive in time: a client trickling bytes is refused and let go."""
+
+    status = 408
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__(f"request body did not arrive within {limit_s:g} s", limit_s=limit_s)
+
+
 class TranslationIncomplete(TranslationError):
     """A sentence whose translation does not end within the model's limit, even in parts:
     the request fails rather than return a translation cut short."""

@@ -9,6 +9,10 @@ from __future__ import annotations
 # A request is one HTTP body; the whole body is read into memory before parsing (BentoML has no
 # limit of its own), so this bound is what protects the API workers' memory.
 MAX_BODY_BYTES = 4 * 1024 * 1024
+# The whole body must arrive within this many seconds of the request's headers, else 408: a
+# client trickling bytes holds a connection (never an admission slot) for no longer. 4 MiB at
+# 1 Mbit/s takes 34 s.
+BODY_TIMEOUT_S = 60.0
 
 
 # Records and characters are bounded separately from bytes: one enormous record monopolises the
