@@ -69,6 +69,8 @@ class TranslationEngine:
                 linger_fraction=scheduling.linger_fraction,
                 linger_max_s=scheduling.linger_max_ms / 1000,
                 group_window_batches=scheduling.group_window_batches,
+                stall_factor=scheduling.stall_factor,
+                stall_min_s=scheduling.stall_min_ms / 1000,
             ),
             PrometheusObserver(),
         )
@@ -88,7 +90,11 @@ class TranslationEngine:
         # Ready = the model loaded and real batches through the scheduler: they prove the path and
         # give the cost model its first measurements, so admission predicts from the start.
         for batch in self.translator.calibration_batches(SETTINGS.batching.max_batch_size):
-            results = await self.scheduler.submit(batch)
+            try:
+                results = await self.scheduler.submit(batch)
+            except Refused as exc:
+                logger.error("engine warm-up refused (%s); readiness stays false", exc.message)
+                return
             failed = [r.error for r in results if r.error is not None]
             if failed:
                 # Never ready: the startup probe's budget runs out and Kubernetes restarts the pod.
@@ -103,7 +109,9 @@ class TranslationEngine:
         withdraw_engine(self.announced)
 
     def __is_ready__(self) -> bool:
-        return self.calibrated
+        # False again if the model loop dies or a batch is stuck (the scheduler's `failure`): the
+        # API workers' gates close on it, and their /livez fails after `dead_after_s`.
+        return self.calibrated and self.scheduler.failure is None
 
     @bentoml.api
     async def translate(

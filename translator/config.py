@@ -137,6 +137,11 @@ class Scheduling:
     linger_max_ms: NonNegativeFloat = 1000.0
     # Length grouping looks this many batches deep into the queue for pieces of similar length.
     group_window_batches: Positive = 4
+    # A batch that runs this many times its predicted time, and at least stall_min_ms, is stuck:
+    # its callers and the queue's get 503 at once, readiness turns false, and once the API workers
+    # have seen it false long enough /livez fails (Kubernetes restarts the pod).
+    stall_factor: Annotated[float, Field(ge=2, strict=True)] = 10.0
+    stall_min_ms: PositiveFloat = 120_000.0
 
 
 @dataclass(frozen=True, config=_SECTION)

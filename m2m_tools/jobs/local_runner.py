@@ -86,7 +86,8 @@ class LocalRunner:
         assert translator is not None
         # The engine's own scheduler merges the pieces of concurrent requests into batches, as in the
         # service: one micro-batcher, whichever way the model is reached. Nothing is refused (no
-        # deadline) and it never lingers (every request of a chunk is queued at once).
+        # deadline) and it never lingers (every request of a chunk is queued at once). Nor is a long
+        # batch stuck: nobody waits on a deadline here, and Ctrl-C stops a job that hangs.
         self._scheduler = Scheduler(
             translator.translate,
             translator.count_tokens,
@@ -96,6 +97,7 @@ class LocalRunner:
                 beams=translator.num_beams,
                 max_latency_s=math.inf,
                 linger_fraction=0.0,
+                stall_min_s=math.inf,
             ),
         )
         self._scheduler.start()

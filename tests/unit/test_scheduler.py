@@ -496,3 +496,84 @@ def test_on_a_busy_engine_a_request_is_priced_at_a_full_batch():
     idle, loaded, (one, full) = run(main())
     assert idle == pytest.approx(one)
     assert loaded == pytest.approx(full)
+
+
+def test_a_stuck_batch_answers_every_waiting_caller_and_refuses_new_work_until_it_ends():
+    model = FakeModel()
+    model.gate = threading.Event()  # the backend hangs in its thread until set
+
+    async def main():
+        scheduler = Scheduler(
+            model,
+            tokens,
+            SchedulerSettings(max_batch_size=2, stall_min_s=0.3, stall_factor=2.0),
+            watch_interval_s=0.02,
+        )
+        scheduler.start()
+        running = asyncio.ensure_future(scheduler.submit([piece("stuck one"), piece("stuck two")]))
+        await asyncio.sleep(0.05)
+        queued = asyncio.ensure_future(scheduler.submit([piece("behind it")]))
+        for caller in (running, queued):
+            with pytest.raises(Refused) as refused:
+                await asyncio.wait_for(caller, 5)
+            assert refused.value.reason == "unhealthy" and refused.value.retry_after_s > 0
+        assert "has run" in scheduler.failure and scheduler.queued_pieces == 0
+        with pytest.raises(Refused, match="cannot translate now"):
+            await scheduler.submit([piece("new work")])
+        # The stuck batch ends after all: the model works again.
+        model.gate.set()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 5
+        while scheduler.failure is not None:
+            assert loop.time() < deadline, "the failure was never cleared"
+            await asyncio.sleep(0.01)
+        model.gate = None
+        assert [r.text for r in await scheduler.submit([piece("after")])] == ["AFTER"]
+        await scheduler.close()
+
+    run(main())
+
+
+class ExplodingObserver:
+    """An observer that raises after a batch: the loop dies outside the backend call."""
+
+    def batch_done(self, pieces: int, padded_tokens: int, seconds: float) -> None:
+        raise RuntimeError("metrics backend broke")
+
+    def queue_changed(self, pieces: int, tokens: int, predicted_wait_s: float) -> None: ...
+
+    def refused(self, reason: str) -> None: ...
+
+    def dropped(self, reason: str, pieces: int) -> None: ...
+
+
+def test_a_dead_model_loop_answers_its_callers_at_once_and_says_why():
+    model = FakeModel(fixed_s=0.05)
+
+    async def main():
+        scheduler = Scheduler(model, tokens, SchedulerSettings(max_batch_size=2), ExplodingObserver())
+        scheduler.start()
+        first = asyncio.ensure_future(scheduler.submit([piece("a"), piece("b")]))
+        await asyncio.sleep(0.01)
+        second = asyncio.ensure_future(scheduler.submit([piece("c")]))
+        for caller in (first, second):  # the batch that was done, and the one still queued
+            with pytest.raises(Refused) as refused:
+                await asyncio.wait_for(caller, 5)
+            assert refused.value.reason == "unhealthy"
+        assert "model loop stopped (RuntimeError: metrics backend broke)" in scheduler.failure
+        with pytest.raises(Refused, match="model loop stopped"):
+            await scheduler.submit([piece("d")])
+        await scheduler.close()
+
+    run(main())
+
+
+def test_closing_the_scheduler_is_not_a_failure():
+    async def main():
+        scheduler = make(FakeModel())
+        scheduler.start()
+        await scheduler.submit([piece("x")])
+        await scheduler.close()
+        assert scheduler.failure is None
+
+    run(main())

@@ -20,6 +20,13 @@ One model loop takes batches from the queue whenever the model frees:
 
 A request whose caller goes away is cancelled: its pieces still queued are never generated.
 
+The loop is watched: if it ends while the scheduler is open (a bug outside the backend call, an
+observer that raises), or a batch runs far past its prediction (`stall_factor` times, and at
+least `stall_min_s`: a backend stuck in its thread), the scheduler says why in `failure`, answers
+every waiting caller at once with a refusal (503 with Retry-After at the API), and refuses new
+work; the engine reports not ready, and Kubernetes restarts the pod once the API workers have seen
+it so for long enough. A stuck batch that ends after all clears the failure.
+
 The backend is a plain function (pieces in, results out, same order, per-piece errors) run in one
 worker thread, so two batches never run at once and the event loop keeps admitting requests
 while the model computes. Nothing here knows BentoML or the model: the tests drive it with a
@@ -46,6 +53,8 @@ logger = logging.getLogger(__name__)
 
 # Weight of each older batch in the padding ratio (about the last ten batches count).
 PADDING_DECAY = 0.9
+# Retry-After of a refusal by an unhealthy engine: a restarted pod loads its model in about this.
+UNHEALTHY_RETRY_S = 30
 
 Backend = Callable[[list[Piece]], list[PieceResult]]
 TokenCounter = Callable[[Piece], int]
@@ -97,6 +106,9 @@ class SchedulerSettings:
     linger_max_s: float = 1.0
     # How far past the head of the queue the length grouping looks, in batches.
     group_window_batches: int = 4
+    # A batch running longer than both of these is stuck (see the module docstring).
+    stall_factor: float = 10.0
+    stall_min_s: float = 120.0
 
 
 class CostModel:
@@ -220,8 +232,17 @@ class Scheduler:
         settings: SchedulerSettings | None = None,
         observer: Observer | None = None,
         clock: Callable[[], float] = time.monotonic,
+        watch_interval_s: float = 1.0,
     ) -> None:
         self.backend = backend
+        self.watch_interval_s = watch_interval_s
+        # Why the scheduler cannot serve (its loop ended, a batch is stuck); None while healthy.
+        self.failure: str | None = None
+        self._stalled = False
+        self._watch_task: asyncio.Task[None] | None = None
+        # Every request admitted and not yet answered, wherever its pieces are (queued, in the
+        # batch running, in one just done): all of them are answered if the loop fails.
+        self._waiting: set[_Job] = set()
         self.count_tokens = count_tokens
         self.settings = settings or SchedulerSettings()
         self.observer: Observer = observer or NullObserver()
@@ -251,13 +272,17 @@ class Scheduler:
 
     def start(self) -> None:
         if self._loop_task is None:
-            self._loop_task = asyncio.get_running_loop().create_task(self._model_loop(), name="model-loop")
+            loop = asyncio.get_running_loop()
+            self._loop_task = loop.create_task(self._model_loop(), name="model-loop")
+            self._loop_task.add_done_callback(self._loop_ended)
+            self._watch_task = loop.create_task(self._watch_stalls(), name="model-loop-watch")
 
     async def close(self) -> None:
         self._closed = True
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            await asyncio.gather(self._loop_task, return_exceptions=True)
+        tasks = [t for t in (self._loop_task, self._watch_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         for queue in self._queues.values():
             for entry in queue:
                 if not entry.job.future.done():
@@ -281,6 +306,8 @@ class Scheduler:
         """
         if self._closed:
             raise Refused("shutting_down", "the engine is shutting down", 5)
+        if self.failure is not None:
+            raise Refused("unhealthy", f"the engine cannot translate now: {self.failure}", UNHEALTHY_RETRY_S)
         pieces = list(pieces)
         if not pieces:
             return []
@@ -319,11 +346,14 @@ class Scheduler:
         self._queued_tokens += sum(lengths)
         self._changed.set()
         self._report_queue()
+        self._waiting.add(job)
         try:
             return await asyncio.shield(job.future)
         except asyncio.CancelledError:
             self._cancel(job, "caller_gone")
             raise
+        finally:
+            self._waiting.discard(job)
 
     def predicted_wait(self, priority: Priority, pieces: int, tokens: int) -> float:
         """Seconds until a request of this size, queued now, would be answered."""
@@ -378,6 +408,10 @@ class Scheduler:
                 results = [PieceResult(error=f"{type(exc).__name__}: {exc}", error_kind=ENGINE_FAILED)] * len(pieces)
             seconds = time.perf_counter() - started
             self._running = None
+            if self._stalled:
+                # Its callers were answered when it was declared stuck; the model works again.
+                logger.warning("the batch declared stuck ended after %.1f s; accepting work again", seconds)
+                self._stalled, self.failure = False, None
             logger.debug(
                 "batch of %d pieces, %d padded tokens: %.2f s (predicted %.2f s), %d pieces still queued",
                 len(pieces),
@@ -404,6 +438,45 @@ class Scheduler:
             linger = min(self.settings.linger_max_s, self.settings.linger_fraction * upcoming)
             self._linger_until = self.clock() + linger
             self._report_queue()
+
+    # -- health ------------------------------------------------------------------------------------
+
+    def _loop_ended(self, task: asyncio.Task[None]) -> None:
+        if self._closed:
+            return
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None:
+            logger.error("the model loop crashed", exc_info=exc)
+        self._fail(f"the model loop stopped ({type(exc).__name__ if exc else 'cancelled'}: {exc})")
+
+    async def _watch_stalls(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(self.watch_interval_s)
+            if self._running is None or self._stalled:
+                continue
+            limit = max(self.settings.stall_min_s, self.settings.stall_factor * self._running_predicted)
+            running_s = self.clock() - self._running_since
+            if running_s > limit:
+                self._stalled = True
+                pieces = len(self._running.entries)
+                self._fail(
+                    f"a batch of {pieces} pieces has run {running_s:.0f} s, past its limit of {limit:.0f} s "
+                    f"({self.settings.stall_factor:g} times its predicted {self._running_predicted:.1f} s)"
+                )
+
+    def _fail(self, reason: str) -> None:
+        """Refuse new work and answer every waiting caller now: nothing would answer them in time."""
+        logger.error("translation engine unhealthy: %s", reason)
+        self.failure = reason
+        for queue in self._queues.values():
+            queue.clear()
+        self._queued_pieces = self._queued_tokens = 0
+        for job in list(self._waiting):
+            if not job.future.done():
+                job.future.set_exception(
+                    Refused("unhealthy", f"the engine cannot translate now: {reason}", UNHEALTHY_RETRY_S)
+                )
+        self._report_queue()
 
     async def _wait_for_work(self) -> None:
         while True:
