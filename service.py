@@ -193,11 +193,15 @@ class Translation:
             priority = priority_of(request.headers)
             # The latency objective runs from arrival here: time spent waiting for a connection
             # to the engine counts, and the engine plans with what is left.
-            budget_ms = min(deadline_ms_of(request.headers) or math.inf, SETTINGS.batching.max_latency_ms)
+            asked_ms = deadline_ms_of(request.headers)
+            budget_ms = min(asked_ms or math.inf, SETTINGS.batching.max_latency_ms)
             deadline = time.monotonic() + budget_ms / 1000
+            # The caller's own deadline is kept whatever the engine does; the server's objective is
+            # the engine's to keep (translator/api/engine_client.py says why).
+            binding = asked_ms is not None and asked_ms <= SETTINGS.batching.max_latency_ms
 
             async def engine(pieces: list[Piece]):  # type: ignore[no-untyped-def]
-                return await self.client.translate(pieces, priority, deadline)
+                return await self.client.translate(pieces, priority, deadline, binding)
 
             return await unless_disconnected(request.receive, translate_payload(payload, self.languages, engine))
         except TranslationError as exc:

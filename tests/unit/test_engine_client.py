@@ -191,3 +191,73 @@ def test_a_refused_connection_refuses_new_calls_but_lets_calls_the_engine_holds_
         await gate.close()
 
     run(scenario())
+
+
+def test_an_engine_that_never_answers_is_a_504_at_the_deadline_plus_the_slack():
+    # The engine answers an expired request itself; when it cannot (a blocked event loop, a socket
+    # nobody reads), the worker stops waiting on its own, bounded, instead of traffic.timeout.
+    async def never(pieces, priority, timeout_ms):
+        await asyncio.sleep(3600)
+
+    async def probe(timeout: float) -> bool:
+        return True
+
+    async def scenario() -> float:
+        gate = EngineGate(probe)
+        gate.mark_up()
+        client = EngineClient(gate, never, deadline_slack_s=0.2)
+        started = time.monotonic()
+        with pytest.raises(GatewayTimeout, match="deadline"):
+            await client.translate(PIECES, deadline=started + 0.3, binding=True)
+        return time.monotonic() - started
+
+    assert 0.45 <= run(scenario()) < 2.0
+
+
+def test_without_a_binding_deadline_the_engine_decides_when_a_call_is_late():
+    # The server's own objective: the engine may have admitted the request alone although it is
+    # predicted late, and answers it when it is done (or refuses it as expired itself).
+    async def slow(pieces, priority, timeout_ms):
+        await asyncio.sleep(0.5)
+        return ok()
+
+    async def probe(timeout: float) -> bool:
+        return True
+
+    async def scenario() -> list:
+        gate = EngineGate(probe)
+        gate.mark_up()
+        client = EngineClient(gate, slow, deadline_slack_s=0.05)
+        return await client.translate(PIECES, deadline=time.monotonic() + 0.1)
+
+    assert [r.text for r in run(scenario())] == ["Bonjour."]
+
+
+def test_waiting_for_a_call_slot_counts_against_the_deadline():
+    async def slow(pieces, priority, timeout_ms):
+        await asyncio.sleep(3600)
+
+    async def probe(timeout: float) -> bool:
+        return True
+
+    async def scenario() -> None:
+        gate = EngineGate(probe)
+        gate.mark_up()
+        client = EngineClient(gate, slow, calls_in_flight=1, deadline_slack_s=0.1)
+        holder = asyncio.ensure_future(client.translate(PIECES))  # no deadline: holds the only slot
+        await asyncio.sleep(0.01)
+        started = time.monotonic()
+        with pytest.raises(GatewayTimeout):
+            await client.translate(PIECES, deadline=started + 0.2)
+        assert time.monotonic() - started < 2.0
+        holder.cancel()
+        await asyncio.gather(holder, return_exceptions=True)
+
+    run(scenario())
+
+
+def test_an_expired_refusal_from_the_engine_is_a_504():
+    refusal = EngineRefusal(reason="expired", message="the request's deadline (1.0 s) passed", retry_after_s=5)
+    client, _ = client_with([EngineReply(refused=refusal)])
+    with pytest.raises(GatewayTimeout, match="deadline"):
+        run(client.translate(PIECES, deadline=time.monotonic() + 10))

@@ -577,3 +577,41 @@ def test_closing_the_scheduler_is_not_a_failure():
         assert scheduler.failure is None
 
     run(main())
+
+
+def test_a_request_past_its_deadline_is_answered_expired_and_its_queued_pieces_dropped():
+    # A batch far slower than predicted holds the model: the request behind it gets its answer at
+    # its deadline, not when the model frees, and its pieces are never generated.
+    model = FakeModel()
+
+    async def main():
+        scheduler = await calibrated(model, max_batch_size=1)
+        model.gate = threading.Event()
+        first = asyncio.ensure_future(scheduler.submit([piece("slow one")]))
+        await asyncio.sleep(0.05)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(Refused) as refused:
+            await scheduler.submit([piece("late"), piece("later")], timeout_s=0.3)
+        assert refused.value.reason == "expired" and "2 still queued" in refused.value.message
+        assert 0.25 <= loop.time() - started < 1.5
+        assert scheduler.queued_pieces == 0
+        model.gate.set()
+        assert [r.text for r in await first] == ["SLOW ONE"]
+        await scheduler.close()
+        assert ["late"] not in model.batches and ["later"] not in model.batches
+
+    run(main())
+
+
+def test_a_request_admitted_alone_although_predicted_late_is_given_its_predicted_time():
+    model = FakeModel(fixed_s=0.3, per_piece_s=0.0)
+
+    async def main():
+        scheduler = await calibrated(model, max_batch_size=1)
+        # Nothing ahead, predicted at about 0.3 s, its deadline 0.1 s: admitted, and not expired.
+        [result] = await scheduler.submit([piece("alone")], timeout_s=0.1)
+        await scheduler.close()
+        return result.text
+
+    assert run(main()) == "ALONE"

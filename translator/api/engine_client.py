@@ -34,23 +34,68 @@ ATTEMPTS = 4
 # wait here instead, their time counted against their deadline; the rest of the pool is the
 # probes'. tests/e2e/test_admission.py pins it with more requests in flight than the pool holds.
 CALLS_IN_FLIGHT = 96
+# The engine answers a request whose deadline passed itself (504, `expired`); this worker stops
+# waiting this long after the deadline in any case, whatever the engine is doing (an event loop
+# blocked, a connection nobody answers).
+DEADLINE_SLACK_S = 2.0
+
+
+def _loop_time_at(monotonic_instant: float) -> float:
+    """The event loop's clock reading at a `time.monotonic()` instant (the clocks may differ)."""
+    return asyncio.get_running_loop().time() + (monotonic_instant - time.monotonic())
 
 
 class EngineClient:
     def __init__(
-        self, gate: EngineGate, call: RawCall, attempts: int = ATTEMPTS, calls_in_flight: int = CALLS_IN_FLIGHT
+        self,
+        gate: EngineGate,
+        call: RawCall,
+        attempts: int = ATTEMPTS,
+        calls_in_flight: int = CALLS_IN_FLIGHT,
+        deadline_slack_s: float = DEADLINE_SLACK_S,
     ) -> None:
         self.gate = gate
+        self.deadline_slack_s = deadline_slack_s
         self._call = call
         self.attempts = attempts
         self._slots = asyncio.Semaphore(calls_in_flight)
 
     async def translate(
-        self, pieces: list[Piece], priority: Priority = Priority.INTERACTIVE, deadline: float | None = None
+        self,
+        pieces: list[Piece],
+        priority: Priority = Priority.INTERACTIVE,
+        deadline: float | None = None,
+        binding: bool = False,
     ) -> Sequence[PieceResult]:
-        """Translate pieces; `deadline` is a `time.monotonic()` instant the caller will not wait past."""
-        async with self._slots:
-            return await self._translate(pieces, priority, deadline)
+        """Translate pieces by `deadline`, a `time.monotonic()` instant the engine plans with.
+
+        The engine answers a request whose deadline passes itself (504, `expired`), and a slot to
+        call it is waited for only until the deadline. A `binding` deadline (the caller's own,
+        `X-Deadline-Ms`) is kept here too, whatever the engine is doing: past it and the slack, the
+        caller gets its 504 without the engine's word. The server's own latency objective is not
+        binding so: the engine may admit a request alone on an idle model although it is predicted
+        late (it could never be answered sooner), and answers it when it is done."""
+        try:
+            async with asyncio.timeout_at(
+                _loop_time_at(deadline + self.deadline_slack_s) if binding and deadline is not None else None
+            ):
+                await self._take_slot(deadline)
+                try:
+                    return await self._translate(pieces, priority, deadline)
+                finally:
+                    self._slots.release()
+        except TimeoutError as exc:
+            raise GatewayTimeout("the translation engine did not answer before the request's deadline") from exc
+
+    async def _take_slot(self, deadline: float | None) -> None:
+        if deadline is None:
+            await self._slots.acquire()
+            return
+        try:
+            async with asyncio.timeout_at(_loop_time_at(deadline)):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise GatewayTimeout("the request ran out of time waiting for a call to the engine") from None
 
     async def _translate(
         self, pieces: list[Piece], priority: Priority, deadline: float | None

@@ -47,7 +47,10 @@ REFUSED = bentoml.metrics.Counter(
 )
 DROPPED = bentoml.metrics.Counter(
     name="translation_dropped_pieces",
-    documentation="Queued pieces dropped without generation, by reason (caller_gone: disconnect or timeout)",
+    documentation=(
+        "Queued pieces dropped without generation, by reason "
+        "(caller_gone: the caller went away; expired: its deadline passed)"
+    ),
     labelnames=["reason"],
 )
 

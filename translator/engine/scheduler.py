@@ -18,7 +18,9 @@ One model loop takes batches from the queue whenever the model frees:
   never more than `linger_max_ms`.
   A lone client is never kept waiting: one piece back is all it expected.
 
-A request whose caller goes away is cancelled: its pieces still queued are never generated.
+A request whose caller goes away is cancelled: its pieces still queued are never generated. So is
+one whose deadline passes before it is answered (a batch slower than predicted, a model stalled):
+its caller gets an `expired` refusal (504 at the API) at the deadline, whatever the model is doing.
 
 The loop is watched: if it ends while the scheduler is open (a bug outside the backend call, an
 observer that raises), or a batch runs far past its prediction (`stall_factor` times, and at
@@ -55,6 +57,10 @@ logger = logging.getLogger(__name__)
 PADDING_DECAY = 0.9
 # Retry-After of a refusal by an unhealthy engine: a restarted pod loads its model in about this.
 UNHEALTHY_RETRY_S = 30
+# Retry-After of a request that ran out of time in the queue (the engine was slower than predicted).
+RETRY_AFTER_EXPIRED_S = 5
+# A request admitted alone although predicted late expires at this many times its prediction.
+LATE_ALONE_ALLOWANCE = 2.0
 
 Backend = Callable[[list[Piece]], list[PieceResult]]
 TokenCounter = Callable[[Piece], int]
@@ -329,7 +335,8 @@ class Scheduler:
         # A request with nothing ahead of it is admitted even if it is predicted late: it cannot be
         # answered any sooner, and refused it would be refused again every time it came back.
         alone = self._running is None and not any(self._queues[p] for p in Priority if p <= priority)
-        if self.cost.ready and finish > job.deadline and not alone:
+        late = self.cost.ready and finish > job.deadline
+        if late and not alone:
             self.observer.refused("deadline")
             # After `finish - deadline` seconds the work now ahead of it is done: then it would fit.
             retry = max(1.0, math.ceil(finish - job.deadline))
@@ -347,6 +354,17 @@ class Scheduler:
         self._changed.set()
         self._report_queue()
         self._waiting.add(job)
+        expiry = None
+        if math.isfinite(budget) and self.cost.ready:
+            # Admitted alone although predicted late, it is given its predicted time, with room for
+            # a misprediction: expired at its deadline it would be expired again on every retry.
+            # (Before any batch has been measured, nothing was predicted: only the calibration
+            # batches come then, and the stall watch bounds them.)
+            expire_at = job.deadline
+            if late:
+                expire_at = max(job.deadline, now + LATE_ALONE_ALLOWANCE * (finish - now) + 1.0)
+            loop = asyncio.get_running_loop()
+            expiry = loop.call_later(max(0.0, expire_at - now), self._expire, job, expire_at - now)
         try:
             return await asyncio.shield(job.future)
         except asyncio.CancelledError:
@@ -354,6 +372,8 @@ class Scheduler:
             raise
         finally:
             self._waiting.discard(job)
+            if expiry is not None:
+                expiry.cancel()
 
     def predicted_wait(self, priority: Priority, pieces: int, tokens: int) -> float:
         """Seconds until a request of this size, queued now, would be answered."""
@@ -579,6 +599,20 @@ class Scheduler:
         except Exception:  # noqa: BLE001 - a piece that cannot be encoded fails in the backend, alone
             return max(1, len(piece.text) // 3)
 
+    def _expire(self, job: _Job, budget: float) -> None:
+        if job.future.done():
+            return
+        queued = sum(1 for queue in self._queues.values() for e in queue if e.job is job)
+        self._cancel(job, "expired")
+        job.future.set_exception(
+            Refused(
+                "expired",
+                f"the request's deadline ({budget:.2f} s) passed before the engine could answer it "
+                f"({job.outstanding} of {len(job.pieces)} pieces unanswered, {queued} still queued)",
+                RETRY_AFTER_EXPIRED_S,
+            )
+        )
+
     def _cancel(self, job: _Job, reason: str) -> None:
         if job.cancelled or job.future.done():
             return
@@ -596,7 +630,7 @@ class Scheduler:
                 queue.extend(kept)
         if dropped:
             self.observer.dropped(reason, dropped)
-            logger.info("dropped %d queued pieces of a request whose caller went away", dropped)
+            logger.info("dropped %d queued pieces of a request (%s)", dropped, reason)
         self._changed.set()
         self._report_queue()
 
