@@ -594,7 +594,7 @@ def test_a_request_past_its_deadline_is_answered_expired_and_its_queued_pieces_d
         with pytest.raises(Refused) as refused:
             await scheduler.submit([piece("late"), piece("later")], timeout_s=0.3)
         assert refused.value.reason == "expired" and "2 still queued" in refused.value.message
-        assert 0.25 <= loop.time() - started < 1.5
+        assert 1.25 <= loop.time() - started < 3.0  # its deadline, 0.3 s, and the grace of 1 s
         assert scheduler.queued_pieces == 0
         model.gate.set()
         assert [r.text for r in await first] == ["SLOW ONE"]

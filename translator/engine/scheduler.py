@@ -61,6 +61,10 @@ UNHEALTHY_RETRY_S = 30
 RETRY_AFTER_EXPIRED_S = 5
 # A request admitted alone although predicted late expires at this many times its prediction.
 LATE_ALONE_ALLOWANCE = 2.0
+# How long past its deadline an admitted request is still waited for: a fraction of its budget,
+# at least this many seconds.
+EXPIRY_GRACE_FRACTION = 0.5
+EXPIRY_GRACE_MIN_S = 1.0
 
 Backend = Callable[[list[Piece]], list[PieceResult]]
 TokenCounter = Callable[[Piece], int]
@@ -360,11 +364,13 @@ class Scheduler:
             # a misprediction: expired at its deadline it would be expired again on every retry.
             # (Before any batch has been measured, nothing was predicted: only the calibration
             # batches come then, and the stall watch bounds them.)
-            expire_at = job.deadline
+            # A prediction is an estimate: a request a little late is still answered. Half its budget
+            # (at least a second) past its deadline, the wait is no longer a misprediction.
+            expire_at = job.deadline + max(EXPIRY_GRACE_MIN_S, EXPIRY_GRACE_FRACTION * budget)
             if late:
-                expire_at = max(job.deadline, now + LATE_ALONE_ALLOWANCE * (finish - now) + 1.0)
+                expire_at = max(expire_at, now + LATE_ALONE_ALLOWANCE * (finish - now) + 1.0)
             loop = asyncio.get_running_loop()
-            expiry = loop.call_later(max(0.0, expire_at - now), self._expire, job, expire_at - now)
+            expiry = loop.call_later(max(0.0, expire_at - now), self._expire, job, budget)
         try:
             return await asyncio.shield(job.future)
         except asyncio.CancelledError:
@@ -607,7 +613,7 @@ class Scheduler:
         job.future.set_exception(
             Refused(
                 "expired",
-                f"the request's deadline ({budget:.2f} s) passed before the engine could answer it "
+                f"the request's deadline ({budget:.2f} s) passed, and its grace, before the engine could answer it "
                 f"({job.outstanding} of {len(job.pieces)} pieces unanswered, {queued} still queued)",
                 RETRY_AFTER_EXPIRED_S,
             )
