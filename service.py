@@ -17,6 +17,7 @@ import bentoml
 from pydantic import Field
 
 from translator.api.admission import SharedInFlight, slots_for
+from translator.api.auth import api_keys
 from translator.api.disconnect import CallerGone, unless_disconnected
 from translator.api.engine_client import EngineClient
 from translator.api.engine_gate import EngineGate
@@ -91,7 +92,7 @@ class TranslationEngine:
         # give the cost model its first measurements, so admission predicts from the start.
         for batch in self.translator.calibration_batches(SETTINGS.batching.max_batch_size):
             try:
-                results = await self.scheduler.submit(batch)
+                results = await self.scheduler.submit(batch, expires=False)
             except Refused as exc:
                 logger.error("engine warm-up refused (%s); readiness stays false", exc.message)
                 return
@@ -220,4 +221,8 @@ class Translation:
 
 # One admission slot per API worker the configuration starts (any number of workers).
 ADMISSION = SharedInFlight(SETTINGS.admission.max_concurrency, slots=slots_for(SETTINGS.api_service.get("workers", 1)))
-Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION)
+# Read on import, in every process that loads the service (`bentoml serve` first): keys_env naming
+# a variable without keys stops the start there with a message (config.Auth). Not in the API
+# service's __init__: an exception there is swallowed by uvicorn's lifespan "auto" mode, and the
+# worker serves on without an instance.
+Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys())

@@ -173,6 +173,33 @@ class Admission:
     max_concurrency: Positive = 256
 
 
+# An API key this short is guessable; the keys are compared in constant time, not rate-limited.
+MIN_API_KEY_CHARS = 16
+
+
+@dataclass(frozen=True, config=_SECTION)
+class Auth:
+    """API keys for the translation endpoints (translator/api/auth.py); off unless keys_env is set."""
+
+    # The name of an environment variable holding the keys, separated by commas or whitespace (in
+    # Kubernetes, from a Secret). Set, it must hold at least one key, or the service does not start:
+    # a missing Secret must not turn the keys off unnoticed.
+    keys_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", strict=True)] | None = None
+
+    def keys(self) -> frozenset[str] | None:
+        """The accepted keys, read from the environment now; None when keys are off."""
+        if self.keys_env is None:
+            return None
+        keys = frozenset(os.environ.get(self.keys_env, "").replace(",", " ").split())
+        where = f"translation.auth.keys_env names {self.keys_env}"
+        if not keys:
+            raise ConfigError(f"{where}, which is not set or holds no key: refusing to serve without keys")
+        short = sum(1 for key in keys if len(key) < MIN_API_KEY_CHARS)
+        if short:
+            raise ConfigError(f"{where}: {short} of its keys are shorter than {MIN_API_KEY_CHARS} characters")
+        return keys
+
+
 @dataclass(frozen=True)
 class Settings:
     path: Path
@@ -184,6 +211,7 @@ class Settings:
     scheduling: Scheduling = field(default_factory=Scheduling)
     cache: Cache = field(default_factory=Cache)
     admission: Admission = field(default_factory=Admission)
+    auth: Auth = field(default_factory=Auth)
 
 
 class _Loose(BaseModel):
@@ -202,6 +230,7 @@ class _EngineTranslation(BaseModel):
 class _ApiTranslation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     admission: Admission = Field(default_factory=Admission)
+    auth: Auth = Field(default_factory=Auth)
 
 
 class _Service(_Loose):
@@ -277,6 +306,7 @@ def load_settings(path: Path | None = None) -> Settings:
         scheduling=parsed.services.engine.translation.scheduling,
         cache=parsed.services.engine.translation.cache,
         admission=parsed.services.api.translation.admission,
+        auth=parsed.services.api.translation.auth,
     )
 
 
@@ -287,6 +317,7 @@ _SECTIONS = {
     ("services", ENGINE_SERVICE),
     ("services", API_SERVICE, "translation"),
     ("services", API_SERVICE, "translation", "admission"),
+    ("services", API_SERVICE, "translation", "auth"),
     ("services", ENGINE_SERVICE, "batching"),
     ("services", ENGINE_SERVICE, "translation"),
     ("services", ENGINE_SERVICE, "translation", "engine"),

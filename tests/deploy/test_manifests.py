@@ -106,6 +106,15 @@ def test_bentoml_config_points_at_the_mounted_configmap(objs: list[Obj]) -> None
     assert configmap["metadata"]["name"].startswith("translator-config-")
 
 
+def test_api_keys_come_from_an_optional_secret_into_the_variable_the_docs_name(objs: list[Obj]) -> None:
+    # Optional: without the Secret the pod starts (keys off by default); with keys_env set and no
+    # Secret, the service itself refuses to start (tests/e2e/test_auth.py).
+    source = env_of(container(objs))["TRANSLATOR_API_KEYS"]["valueFrom"]["secretKeyRef"]
+    assert source == {"name": "translator-api-keys", "key": "keys", "optional": True}
+    guide = (ROOT / "deploy" / "README.md").read_text(encoding="utf-8")
+    assert "kubectl create secret generic translator-api-keys" in guide and "keys_env: TRANSLATOR_API_KEYS" in guide
+
+
 def test_probes(objs: list[Obj]) -> None:
     c = container(objs)
     port_names = {p["name"] for p in c["ports"]}

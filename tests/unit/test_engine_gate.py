@@ -284,3 +284,33 @@ def test_readiness_of_a_closed_gate_is_no_without_waiting_on_the_engine() -> Non
         await gate.close()
 
     asyncio.run(scenario())
+
+
+def test_readiness_is_no_at_once_when_the_engine_process_has_exited() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(ready=True)
+        gate = gate_for(engine, engine_exited=lambda: True, probe_timeout_s=30)
+        gate.mark_up()
+        probes = engine.probes
+        assert await gate.ready() is False
+        assert not gate.is_up and engine.probes == probes
+        await gate.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_gate_does_not_reopen_while_no_engine_process_runs() -> None:
+    # A ready answer with every engine process gone (a clock gone wrong, a record left behind)
+    # must not open the gate only for the process check to close it again, over and over.
+    async def scenario() -> None:
+        engine = FakeEngine(ready=True)
+        exited = [True]
+        gate = gate_for(engine, engine_exited=lambda: exited[0])
+        gate.start()
+        await asyncio.sleep(0.2)
+        assert not gate.is_up
+        exited[0] = False
+        await until(lambda: gate.is_up)
+        await gate.close()
+
+    asyncio.run(scenario())

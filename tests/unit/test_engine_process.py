@@ -1,4 +1,4 @@
-"""The engine's process id, shared with the API workers: a dead engine is seen as dead at once,
+"""The engine's processes, recorded for the API workers: a dead engine is seen as dead at once,
 including the zombie the arbiter has not reaped yet and a pid given since to another process."""
 
 from __future__ import annotations
@@ -17,38 +17,48 @@ from translator.contract.engine_process import EngineProcess, announce_engine, s
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_nothing_announced_is_no_evidence_of_a_death(tmp_path: Path) -> None:
+def start_engine(base: Path) -> subprocess.Popen:
+    """Another process that records itself as an engine under `base`, then waits."""
+    code = (
+        "import pathlib; from translator.contract.engine_process import announce_engine; "
+        f"announce_engine(pathlib.Path({str(base)!r})); input()"
+    )
+    engine = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE)
+    record = base.with_name(f"{base.name}.{engine.pid}")
+    deadline = time.monotonic() + 60
+    while not record.exists():
+        assert time.monotonic() < deadline and engine.poll() is None, "the engine never recorded itself"
+        time.sleep(0.05)
+    return engine
+
+
+def kill_unreaped(engine: subprocess.Popen) -> None:
+    """SIGKILL, and leave the zombie, as the arbiter does for a few seconds."""
+    os.kill(engine.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while psutil.Process(engine.pid).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_nothing_recorded_is_no_evidence_of_a_death(tmp_path: Path) -> None:
     assert EngineProcess(tmp_path / "engine").exited() is False
-    (tmp_path / "engine").write_text("half a line")
+    (tmp_path / "engine.123").write_text("half a line")
     assert EngineProcess(tmp_path / "engine").exited() is False
 
 
 def test_a_running_engine_has_not_exited(tmp_path: Path) -> None:
     path = announce_engine(tmp_path / "engine")
-    assert path.read_text().split()[0] == str(os.getpid())
-    assert EngineProcess(path).exited() is False
+    assert path is not None and path.read_text().split()[0] == str(os.getpid())
+    assert EngineProcess(tmp_path / "engine").exited() is False
 
 
 def test_a_killed_engine_has_exited_before_and_after_it_is_reaped(tmp_path: Path) -> None:
-    path = tmp_path / "engine"
-    code = (
-        "import pathlib; from translator.contract.engine_process import announce_engine; "
-        f"announce_engine(pathlib.Path({str(path)!r})); input()"
-    )
-    engine = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE)
+    engine = start_engine(tmp_path / "engine")
+    watch = EngineProcess(tmp_path / "engine")
     try:
-        deadline = time.monotonic() + 60
-        while not path.exists():
-            assert time.monotonic() < deadline and engine.poll() is None, "the engine never announced itself"
-            time.sleep(0.05)
-        watch = EngineProcess(path)
         assert watch.exited() is False
-        os.kill(engine.pid, signal.SIGKILL)
-        # Not reaped: the process stays a zombie, as under the arbiter for a few seconds.
-        deadline = time.monotonic() + 10
-        while psutil.Process(engine.pid).status() != psutil.STATUS_ZOMBIE:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        kill_unreaped(engine)
         assert watch.exited() is True
     finally:
         engine.kill()
@@ -56,23 +66,42 @@ def test_a_killed_engine_has_exited_before_and_after_it_is_reaped(tmp_path: Path
     assert watch.exited() is True
 
 
+def test_with_two_engines_one_dead_is_not_a_death_and_a_new_one_clears_old_records(tmp_path: Path) -> None:
+    base = tmp_path / "engine"
+    first, second = start_engine(base), start_engine(base)
+    watch = EngineProcess(base)
+    try:
+        kill_unreaped(first)
+        assert watch.exited() is False
+        kill_unreaped(second)
+        assert watch.exited() is True
+        # The respawned engine records itself and removes the records of the dead.
+        announce_engine(base)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [f"engine.{os.getpid()}"]
+        assert watch.exited() is False
+    finally:
+        for engine in (first, second):
+            engine.kill()
+            engine.wait()
+
+
 def test_a_pid_given_to_another_process_reads_as_dead(tmp_path: Path) -> None:
-    path = tmp_path / "engine"
-    started = psutil.Process().create_time()
-    path.write_text(f"{os.getpid()} {started - 5.0!r}\n")
-    assert EngineProcess(path).exited() is True
+    path = announce_engine(tmp_path / "engine")
+    assert path is not None
+    pid, started = path.read_text().split()
+    # Recorded in clock ticks since boot where /proc exists: a wall-clock step changes nothing.
+    assert started.isdigit() or not Path("/proc/self/stat").exists()
+    path.write_text(f"{pid} {int(started) + 1 if started.isdigit() else float(started) + 5}\n")
+    assert EngineProcess(tmp_path / "engine").exited() is True
 
 
-def test_withdraw_removes_only_this_engines_record(tmp_path: Path) -> None:
+def test_withdraw_removes_this_engines_record(tmp_path: Path) -> None:
     path = announce_engine(tmp_path / "engine")
     withdraw_engine(path)
-    assert not path.exists()
-    path.write_text(f"{os.getpid() + 1} 0.0\n")  # a newer engine's
-    withdraw_engine(path)
-    assert path.exists()
+    assert path is not None and not path.exists()
 
 
-def test_the_file_is_named_after_the_server_all_its_processes_share() -> None:
+def test_the_files_are_named_after_the_server_all_its_processes_share() -> None:
     assert server_file("engine").name == f"translator-engine-{os.getppid()}"
 
 

@@ -392,3 +392,41 @@ def test_a_trickling_client_reads_the_408_and_is_disconnected(uvicorn_url):
     head, _, body = received.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower()
     assert json.loads(body)["error"] == "request body did not arrive within 0.5 s"
+
+
+def test_bodies_arriving_at_once_are_bounded_in_bytes_per_worker():
+    # Admission no longer bounds bodies still arriving: their reserved bytes do.
+    async def scenario() -> None:
+        middleware = EdgeMiddleware(echo_app, max_arriving_bytes=100)
+        more = asyncio.Event()
+
+        async def slow_receive():
+            if not more.is_set():
+                await more.wait()
+            return {"type": "http.request", "body": b"x" * 80, "more_body": False}
+
+        sent: list[dict] = []
+
+        async def send(message):
+            sent.append(message)
+
+        def scope(length: int | None) -> dict:
+            headers = [] if length is None else [(b"content-length", str(length).encode())]
+            return {"type": "http", "method": "POST", "path": "/translation", "headers": headers}
+
+        slow = asyncio.ensure_future(middleware(scope(80), slow_receive, send))
+        await asyncio.sleep(0.02)
+        for length in (50, None):  # 80 + 50 > 100; chunked reserves the whole byte limit
+            refused = Client(b"y" * 50)
+            await middleware(scope(length), refused.receive, refused.send)
+            assert refused.status == 429 and "arriving" in refused.answer()["error"]
+        fits = Client(b"z" * 20)
+        await middleware(scope(20), fits.receive, fits.send)
+        assert fits.status == 200
+        more.set()
+        await asyncio.wait_for(slow, 5)
+        after = Client(b"w" * 90)
+        await middleware(scope(90), after.receive, after.send)
+        assert after.status == 200 and middleware._arriving == 0
+
+    asyncio.run(scenario())

@@ -605,13 +605,44 @@ def test_a_request_past_its_deadline_is_answered_expired_and_its_queued_pieces_d
 
 
 def test_a_request_admitted_alone_although_predicted_late_is_given_its_predicted_time():
-    model = FakeModel(fixed_s=0.3, per_piece_s=0.0)
+    model = FakeModel(fixed_s=1.4, per_piece_s=0.0)
 
     async def main():
         scheduler = await calibrated(model, max_batch_size=1)
-        # Nothing ahead, predicted at about 0.3 s, its deadline 0.1 s: admitted, and not expired.
+        # Nothing ahead, predicted at about 1.4 s, its deadline 0.1 s: admitted, and not expired at
+        # its deadline and grace (1.1 s) but given twice its prediction.
         [result] = await scheduler.submit([piece("alone")], timeout_s=0.1)
         await scheduler.close()
         return result.text
 
     assert run(main()) == "ALONE"
+
+
+def test_closing_answers_the_callers_of_the_batch_that_was_running():
+    model = FakeModel()
+    model.gate = threading.Event()
+
+    async def main():
+        scheduler = make(model)
+        scheduler.start()
+        running = asyncio.ensure_future(scheduler.submit([piece("in the batch")]))
+        await asyncio.sleep(0.05)
+        await scheduler.close()
+        with pytest.raises(Refused, match="shutting down"):
+            await asyncio.wait_for(running, 2)
+        model.gate.set()
+
+    run(main())
+
+
+def test_calibration_does_not_expire_however_slow():
+    model = FakeModel(fixed_s=0.05)
+
+    async def main():
+        scheduler = await calibrated(model, max_batch_size=1, max_latency_s=0.01)
+        model.fixed_s = 1.3  # slower than the deadline and its grace of 1 s
+        [result] = await scheduler.submit([piece("warm-up")], expires=False)
+        await scheduler.close()
+        return result.text
+
+    assert run(main()) == "WARM-UP"

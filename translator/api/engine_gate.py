@@ -140,7 +140,9 @@ class EngineGate:
 
     async def _recover(self) -> None:
         while self.down_since is not None and not self._closed:
-            if await self.probe():
+            # A ready answer with no engine process alive is not believed: the gate would open and
+            # close again with every check.
+            if await self.probe() and not self._engine_exited():
                 self.mark_up()
                 return
             await asyncio.sleep(self.recheck_interval_s)
@@ -195,6 +197,8 @@ class EngineGate:
         at once, without waiting on a socket nobody may answer."""
         if self.is_up:
             self._check_process()
+            if not self.is_up:
+                return False
         elif self._seen_up:
             return False
         if not await self.probe():

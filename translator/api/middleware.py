@@ -1,5 +1,7 @@
 """ASGI middleware of the public service: what BentoML does not do for us.
 
+- API keys, when the operator asks for them (translator/api/auth.py): checked first, so a caller
+  without one costs no read and no admission slot;
 - admission (429 + Retry-After), decided before the body is read and held only from the moment
   the body is complete: a client trickling bytes never holds a slot that every worker shares;
 - a request-body byte limit (BentoML reads any body whole into memory) and time limit (408);
@@ -17,6 +19,7 @@ from http import HTTPStatus
 from typing import Any
 
 from translator.api.admission import SharedInFlight
+from translator.api.auth import ApiKeys
 from translator.contract import limits
 from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, RequestTimeout, validation_message
 
@@ -33,8 +36,13 @@ class EdgeMiddleware:
         max_body_bytes: int = limits.MAX_BODY_BYTES,
         admission: SharedInFlight | None = None,
         body_timeout_s: float = limits.BODY_TIMEOUT_S,
+        keys: ApiKeys | None = None,
+        max_arriving_bytes: int = limits.MAX_ARRIVING_BODY_BYTES,
     ) -> None:
         self.app = app
+        self.keys = keys
+        self.max_arriving_bytes = max_arriving_bytes
+        self._arriving = 0  # bytes reserved by the bodies this worker is reading now
         self.max_body_bytes = max_body_bytes
         # Admission control for the whole server (all workers): beyond it, a fast 429 rather than
         # an ever longer queue.
@@ -51,19 +59,32 @@ class EdgeMiddleware:
         # What the headers decide is decided before the body is read: those refusals cost no read
         # and no parse, and none of them holds an admission slot while the rest of the body is
         # discarded.
+        if self.keys is not None:
+            refusal = self.keys.refusal(scope.get("headers", ()))
+            if refusal is not None:
+                extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in refusal.headers().items()]
+                await _refuse(send, receive, refusal.status, refusal.body(), extra)
+                return
         media_type = _media_type(scope)
         if media_type not in _JSON_TYPES and not media_type.endswith("+json"):
             # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
             message = f"Content-Type {media_type!r} is not supported; send application/json"
             await _refuse(send, receive, 415, {"error": message})
             return
-        if _declared_length(scope) > self.max_body_bytes:
+        declared = _declared_length(scope)
+        if declared is not None and declared > self.max_body_bytes:
             error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
             await _refuse(send, receive, error.status, error.body())
             return
         if self.admission is not None and self.admission.full():
             await _refuse(send, receive, 429, self._too_many())
             return
+        reserved = self.max_body_bytes if declared is None else declared
+        if self._arriving + reserved > self.max_arriving_bytes:
+            message = "too many request bodies arriving at once; retry later"
+            await _refuse(send, receive, 429, {"error": message})
+            return
+        self._arriving += reserved
         try:
             body, ended = await asyncio.wait_for(self._read_body(receive), self.body_timeout_s)
         except TimeoutError:
@@ -71,6 +92,8 @@ class EdgeMiddleware:
             timeout = RequestTimeout(self.body_timeout_s)
             await _send_json(send, timeout.status, timeout.body(), [(b"connection", b"close")])
             return
+        finally:
+            self._arriving -= reserved
         if body is None:
             error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
             await _refuse(send, receive if not ended else None, error.status, error.body())
@@ -132,11 +155,11 @@ def _media_type(scope: Scope) -> str:
     return ""
 
 
-def _declared_length(scope: Scope) -> int:
+def _declared_length(scope: Scope) -> int | None:
     for name, value in scope.get("headers", ()):
         if name == b"content-length" and value.isdigit():
             return int(value)
-    return 0
+    return None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -209,7 +232,13 @@ def _reason(status: int) -> str:
         return f"HTTP {status}"
 
 
-async def _refuse(send: Send, receive: Receive | None, status: int, body: dict[str, Any]) -> None:
+async def _refuse(
+    send: Send,
+    receive: Receive | None,
+    status: int,
+    body: dict[str, Any],
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
     """Answer before the request body has been read (all of it, or at all); `receive` is None when
     its end has been read already.
 
@@ -223,9 +252,10 @@ async def _refuse(send: Send, receive: Receive | None, status: int, body: dict[s
     stops delivering it.
     """
     if receive is None:
-        await _send_json(send, status, body)
+        await _send_json(send, status, body, headers)
         return
-    await _send_json(send, status, body, [(b"connection", b"close")], before_end=lambda: _discard_body(receive))
+    closing = [*(headers or []), (b"connection", b"close")]
+    await _send_json(send, status, body, closing, before_end=lambda: _discard_body(receive))
 
 
 async def _discard_body(

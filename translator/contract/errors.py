@@ -56,6 +56,21 @@ class UndeterminedLanguage(InvalidRequest):
         )
 
 
+class Unauthorized(TranslationError):
+    """No API key where the server requires one."""
+
+    status = 401
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Bearer realm="translation"'}
+
+
+class Forbidden(TranslationError):
+    """An API key the server does not accept."""
+
+    status = 403
+
+
 class PayloadTooLarge(TranslationError):
     status = 413
 

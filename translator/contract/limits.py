@@ -13,6 +13,10 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 # client trickling bytes holds a connection (never an admission slot) for no longer. 4 MiB at
 # 1 Mbit/s takes 34 s.
 BODY_TIMEOUT_S = 60.0
+# Bodies are read before their request is admitted (a slow upload must not hold an admission
+# slot), so the bytes they may take while arriving are bounded apart, per API worker: each body
+# reserves its Content-Length (the byte limit when chunked) until read; beyond this, 429.
+MAX_ARRIVING_BODY_BYTES = 64 * MAX_BODY_BYTES
 
 
 # Records and characters are bounded separately from bytes: one enormous record monopolises the

@@ -293,10 +293,11 @@ class Scheduler:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # Every caller still waiting, its pieces queued or in the batch that was running.
+        for job in list(self._waiting):
+            if not job.future.done():
+                job.future.set_exception(Refused("shutting_down", "the engine is shutting down", 5))
         for queue in self._queues.values():
-            for entry in queue:
-                if not entry.job.future.done():
-                    entry.job.future.set_exception(Refused("shutting_down", "the engine is shutting down", 5))
             queue.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
@@ -307,12 +308,15 @@ class Scheduler:
         pieces: Sequence[Piece],
         priority: Priority = Priority.INTERACTIVE,
         timeout_s: float | None = None,
+        expires: bool = True,
     ) -> list[PieceResult]:
         """Translate one request's pieces; results in the same order.
 
         Raises `Refused` at once if the request cannot be answered within its deadline
         (`max_latency_ms`, or `timeout_s` if the caller asks for sooner). Cancelling the awaiting
-        task (the caller went away) drops the pieces not yet generated.
+        task (the caller went away) drops the pieces not yet generated. `expires=False` waits for
+        the answer past the deadline (the engine's calibration at start: nobody else waits on it,
+        and an expired calibration would leave the engine never ready).
         """
         if self._closed:
             raise Refused("shutting_down", "the engine is shutting down", 5)
@@ -359,11 +363,10 @@ class Scheduler:
         self._report_queue()
         self._waiting.add(job)
         expiry = None
-        if math.isfinite(budget) and self.cost.ready:
+        if expires and math.isfinite(budget) and self.cost.ready:
             # Admitted alone although predicted late, it is given its predicted time, with room for
             # a misprediction: expired at its deadline it would be expired again on every retry.
-            # (Before any batch has been measured, nothing was predicted: only the calibration
-            # batches come then, and the stall watch bounds them.)
+            # (Before any batch has been measured, nothing was predicted: no expiry either.)
             # A prediction is an estimate: a request a little late is still answered. Half its budget
             # (at least a second) past its deadline, the wait is no longer a misprediction.
             expire_at = job.deadline + max(EXPIRY_GRACE_MIN_S, EXPIRY_GRACE_FRACTION * budget)
@@ -494,6 +497,8 @@ class Scheduler:
         """Refuse new work and answer every waiting caller now: nothing would answer them in time."""
         logger.error("translation engine unhealthy: %s", reason)
         self.failure = reason
+        if self._queued_pieces:
+            self.observer.dropped("unhealthy", self._queued_pieces)
         for queue in self._queues.values():
             queue.clear()
         self._queued_pieces = self._queued_tokens = 0

@@ -1,0 +1,69 @@
+"""API keys on a running server: the translation endpoint needs one, the probes and metrics do
+not, keys never reach the log or the metrics, and a server told to use keys it was not given does
+not start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+
+from harness.servers import ROOT, launch_server, register, start_server
+from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+KEYS_ENV = "TEST_TRANSLATOR_API_KEYS"
+KEY = "e2e-key-5a1f0c3b9d7e"
+OTHER = "e2e-other-key-77d2c4e1"
+WRONG = "e2e-wrong-key-000000000"
+
+
+def config_with_keys(tmp_path: Path) -> Path:
+    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
+    config["services"]["Translation"]["translation"]["auth"] = {"keys_env": KEYS_ENV}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv(KEYS_ENV, f"{KEY},{OTHER}")
+    home = tmp_path / "home"
+    home.mkdir()
+    srv = start_server(home, register(fixture_model, home), tmp_path / "server.log", config=config_with_keys(tmp_path))
+    try:
+        url = f"{srv.url}/translation"
+        missing = requests.post(url, json=CONTRACT_REQUEST, timeout=60)
+        assert missing.status_code == 401, missing.text
+        assert missing.headers["WWW-Authenticate"].startswith("Bearer")
+        assert "Authorization: Bearer" in missing.json()["error"]
+        wrong = requests.post(url, json=CONTRACT_REQUEST, headers={"Authorization": f"Bearer {WRONG}"}, timeout=60)
+        assert (wrong.status_code, wrong.json()) == (403, {"error": "the API key is not accepted"})
+        for key in (KEY, OTHER):
+            ok = requests.post(url, json=CONTRACT_REQUEST, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+            assert (ok.status_code, ok.json()) == (200, CONTRACT_RESPONSE)
+        # Kubernetes' probes, Prometheus and the language list need no key.
+        for path in ("/livez", "/readyz", "/metrics", "/languages"):
+            assert requests.get(srv.url + path, timeout=30).status_code == 200, path
+        exposed = srv.log() + srv.metrics()
+        for secret in (KEY, OTHER, WRONG):
+            assert secret not in exposed
+    finally:
+        srv.stop()
+
+
+def test_keys_asked_for_but_not_given_stop_the_start_with_a_reason(fixture_model: Path, tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv(KEYS_ENV, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    tag = register(fixture_model, home)
+    srv = launch_server(home, tag, tmp_path / "server.log", config=config_with_keys(tmp_path))
+    try:
+        code = srv.process.wait(timeout=120)  # `bentoml serve` itself stops, before any worker
+        assert code != 0
+        assert f"keys_env names {KEYS_ENV}, which is not set or holds no key" in srv.log()
+    finally:
+        srv.stop()

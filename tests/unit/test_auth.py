@@ -1,0 +1,121 @@
+"""API keys: the configuration that turns them on, the check, and its place in the middleware."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from translator.api.admission import SharedInFlight
+from translator.api.auth import ApiKeys, bearer_token
+from translator.api.middleware import EdgeMiddleware
+from translator.config import Auth, ConfigError, load_settings
+
+KEY = "k" * 16
+OTHER = "another-key-0123456789"
+
+
+def test_keys_are_off_unless_an_environment_variable_is_named() -> None:
+    assert Auth().keys() is None
+
+
+def test_the_named_variable_holds_keys_separated_by_commas_or_whitespace(monkeypatch) -> None:
+    monkeypatch.setenv("TEST_KEYS", f" {KEY},{OTHER}\n{KEY} ")
+    assert Auth(keys_env="TEST_KEYS").keys() == {KEY, OTHER}
+
+
+@pytest.mark.parametrize("value", [None, "", " , \n"])
+def test_a_named_variable_without_keys_stops_the_start(monkeypatch, value) -> None:
+    # A Secret that did not mount must not turn the keys off unnoticed.
+    monkeypatch.delenv("TEST_KEYS", raising=False)
+    if value is not None:
+        monkeypatch.setenv("TEST_KEYS", value)
+    with pytest.raises(ConfigError, match="keys_env names TEST_KEYS, which is not set or holds no key"):
+        Auth(keys_env="TEST_KEYS").keys()
+
+
+def test_short_keys_are_refused(monkeypatch) -> None:
+    monkeypatch.setenv("TEST_KEYS", f"{KEY},short")
+    with pytest.raises(ConfigError, match="1 of its keys are shorter than 16 characters"):
+        Auth(keys_env="TEST_KEYS").keys()
+
+
+def test_the_setting_is_read_from_the_file_and_validated(tmp_path: Path) -> None:
+    def settings(auth: dict):
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump({"services": {"Translation": {"translation": {"auth": auth}}}}))
+        return load_settings(path)
+
+    assert settings({"keys_env": "TRANSLATOR_API_KEYS"}).auth.keys_env == "TRANSLATOR_API_KEYS"
+    with pytest.raises(ConfigError, match="keys_env"):
+        settings({"keys_env": "not a name"})
+    with pytest.raises(ConfigError, match="keys"):
+        settings({"keys": [KEY]})  # keys themselves never go in the file
+
+
+@pytest.mark.parametrize(
+    ("header", "status"),
+    [(None, 401), (b"Basic " + KEY.encode(), 401), (b"Bearer ", 401), (b"Bearer wrong-key-000000000", 403)],
+)
+def test_a_missing_key_is_401_and_a_wrong_one_403(header, status) -> None:
+    headers = [] if header is None else [(b"authorization", header)]
+    refusal = ApiKeys([KEY, OTHER]).refusal(headers)
+    assert refusal is not None and refusal.status == status
+    assert KEY not in json.dumps(refusal.body())
+    if status == 401:
+        assert refusal.headers()["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("key", [KEY, OTHER])
+def test_every_accepted_key_passes_whatever_the_scheme_case(key) -> None:
+    assert ApiKeys([KEY, OTHER]).refusal([(b"Authorization", b"bearer " + key.encode())]) is None
+    assert bearer_token([(b"authorization", b"Bearer  " + key.encode() + b" ")]) == key.encode()
+
+
+async def echo_app(scope, receive, send):
+    message = await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": message.get("body", b"")})
+
+
+def call(middleware: EdgeMiddleware, method: str, headers: list) -> tuple[int, dict, bytes, int]:
+    """(status, headers, body, body bytes read) of one request through the middleware."""
+    chunks = [b'{"payload": {}}'] * 4
+    read = [0]
+    sent: list[dict] = []
+
+    async def receive():
+        if not chunks:
+            await asyncio.sleep(3600)
+        read[0] += 1
+        chunk = chunks.pop(0)
+        return {"type": "http.request", "body": chunk, "more_body": bool(chunks)}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": "/translation", "headers": headers}
+    asyncio.run(middleware(scope, receive, send))
+    return sent[0]["status"], dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:]), read[0]
+
+
+def test_the_middleware_refuses_a_post_without_an_accepted_key_and_admits_none() -> None:
+    admission = SharedInFlight(1, Path(tempfile.mkdtemp()) / "admission")
+    middleware = EdgeMiddleware(echo_app, admission=admission, keys=ApiKeys([KEY]))
+    status, headers, body, _ = call(middleware, "POST", [])
+    assert status == 401 and headers[b"www-authenticate"].startswith(b"Bearer")
+    assert json.loads(body)["error"].startswith("an API key is required")
+    status, _, body, _ = call(middleware, "POST", [(b"authorization", b"Bearer " + OTHER.encode())])
+    assert status == 403 and json.loads(body) == {"error": "the API key is not accepted"}
+    assert admission.in_flight() == 0
+    status, _, body, _ = call(middleware, "POST", [(b"authorization", b"Bearer " + KEY.encode())])
+    assert status == 200 and body == b'{"payload": {}}' * 4
+
+
+def test_reads_and_probes_need_no_key() -> None:
+    middleware = EdgeMiddleware(echo_app, keys=ApiKeys([KEY]))
+    assert call(middleware, "GET", [])[0] == 200
