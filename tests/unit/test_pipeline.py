@@ -294,3 +294,24 @@ def test_detected_lang_is_in_the_json_only_for_auto():
     assert json.loads(auto.model_dump_json()) == {
         "result": [{"id": "0", "text": "DAS LEBEN IST WIE EINE SCHACHTEL PRALINEN.", "detectedLang": "de"}]
     }
+
+
+@pytest.mark.parametrize(("chars", "off_the_loop"), [(100, False), (25 * 20_000, True)])
+def test_a_large_request_is_split_off_the_event_loop(monkeypatch, chars, off_the_loop):
+    import threading
+
+    from translator.api import pipeline
+
+    threads: set[int] = set()
+    real_split = pipeline.split_text
+
+    def recording_split(*args, **kwargs):
+        threads.add(threading.get_ident())
+        return real_split(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "split_text", recording_split)
+    text = ("Life is like a box of chocolates. " * 600)[: chars // 25 if off_the_loop else chars]
+    records = [text] * (25 if off_the_loop else 1)
+    result = run(payload(*records))
+    assert len(result.result) == len(records)
+    assert (threading.get_ident() not in threads) is off_the_loop and len(threads) == 1

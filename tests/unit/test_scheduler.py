@@ -646,3 +646,32 @@ def test_calibration_does_not_expire_however_slow():
         return result.text
 
     assert run(main()) == "WARM-UP"
+
+
+def test_the_queue_is_counted_per_priority_as_pieces_come_and_go():
+    # What a prediction reads instead of walking the queue: it must follow every way a piece
+    # leaves (a batch, a caller gone, the end).
+    model = FakeModel()
+    model.gate = threading.Event()
+
+    async def main():
+        scheduler = make(model, max_batch_size=2)
+        scheduler.start()
+        running = asyncio.ensure_future(scheduler.submit([piece("x")]))
+        await asyncio.sleep(0.05)  # in the model, held there
+        bulk = asyncio.ensure_future(scheduler.submit([piece("a b"), piece("c"), piece("d e f")], Priority.BULK))
+        urgent = asyncio.ensure_future(scheduler.submit([piece("g"), piece("h i")]))
+        more_bulk = asyncio.ensure_future(scheduler.submit([piece("j")], Priority.BULK))
+        await asyncio.sleep(0.01)
+        assert scheduler.queued_at_or_above(Priority.INTERACTIVE) == (2, 3 + 4)
+        assert scheduler.queued_at_or_above(Priority.BULK) == (6, 7 + 4 + 3 + 5 + 3)
+        bulk.cancel()
+        await asyncio.gather(bulk, return_exceptions=True)
+        assert scheduler.queued_at_or_above(Priority.BULK) == (3, 7 + 3)
+        assert (scheduler.queued_pieces, scheduler.queued_tokens) == (3, 10)
+        model.gate.set()
+        await asyncio.gather(running, urgent, more_bulk)
+        assert scheduler.queued_at_or_above(Priority.BULK) == (0, 0)
+        await scheduler.close()
+
+    run(main())

@@ -260,8 +260,10 @@ class Scheduler:
         self.cost = CostModel()
         self.batches_done = 0
         self._queues: dict[Priority, deque[_Entry]] = {p: deque() for p in Priority}
-        self._queued_pieces = 0
-        self._queued_tokens = 0
+        # Pieces and source tokens queued per priority, kept as pieces come and go, so that a
+        # prediction costs the same whatever the queue's length (it was a walk of the whole queue
+        # on every submit: quadratic under a burst of bulk requests).
+        self._queued: dict[Priority, list[int]] = {p: [0, 0] for p in Priority}
         self._seq = itertools.count()
         self._changed = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
@@ -357,8 +359,7 @@ class Scheduler:
         queue = self._queues[priority]
         for index in range(len(pieces)):
             queue.append(_Entry(job, index))
-        self._queued_pieces += len(pieces)
-        self._queued_tokens += sum(lengths)
+        self._count(priority, len(pieces), sum(lengths))
         self._changed.set()
         self._report_queue()
         self._waiting.add(job)
@@ -388,16 +389,16 @@ class Scheduler:
         """Seconds until a request of this size, queued now, would be answered."""
         if self.cost.coefficients is None:
             return 0.0
-        ahead = [e for p in Priority if p <= priority for e in self._queues[p]]
-        total = len(ahead) + pieces
+        ahead_pieces, ahead_tokens = self.queued_at_or_above(priority)
+        total = ahead_pieces + pieces
         if total == 0:
             return self._running_left()
         # Tokens are padded to each batch's longest piece, by as much as recent batches were.
-        real = sum(e.length for e in ahead) + tokens
+        real = ahead_tokens + tokens
         per_piece_tokens = real * self.padding_ratio * self._beams / total
         size = self.settings.max_batch_size
         full, last = divmod(total, size)
-        if last and (self._running is not None or ahead):
+        if last and (self._running is not None or ahead_pieces):
             # On a busy engine the request's own batch fills up behind it (later arrivals take
             # its free places) and costs a full batch: priced at its own size, a queue of 58
             # pieces was predicted at 15 s and took 20 s (overload point, max_latency_ms 15000).
@@ -447,7 +448,7 @@ class Scheduler:
                 batch.padded_tokens,
                 seconds,
                 self._running_predicted,
-                self._queued_pieces,
+                self.queued_pieces,
             )
             self.cost.observe(len(pieces), batch.padded_tokens, seconds)
             self._padded_decayed = PADDING_DECAY * self._padded_decayed + batch.padded_tokens
@@ -458,7 +459,7 @@ class Scheduler:
                 if not entry.job.cancelled:
                     entry.job.settle(entry.index, result)
             # The clients this batch answered will be back shortly: see the module docstring.
-            self._expected = min(self.settings.max_batch_size, len(pieces) + self._queued_pieces)
+            self._expected = min(self.settings.max_batch_size, len(pieces) + self.queued_pieces)
             # Priced against the batch the linger is waiting to fill, not the one just done: after
             # a small batch, 5% of its time is too short for its clients to come back, and a
             # 31-and-1 split would last forever.
@@ -497,11 +498,11 @@ class Scheduler:
         """Refuse new work and answer every waiting caller now: nothing would answer them in time."""
         logger.error("translation engine unhealthy: %s", reason)
         self.failure = reason
-        if self._queued_pieces:
-            self.observer.dropped("unhealthy", self._queued_pieces)
+        if self.queued_pieces:
+            self.observer.dropped("unhealthy", self.queued_pieces)
         for queue in self._queues.values():
             queue.clear()
-        self._queued_pieces = self._queued_tokens = 0
+        self._queued = {p: [0, 0] for p in Priority}
         for job in list(self._waiting):
             if not job.future.done():
                 job.future.set_exception(
@@ -512,9 +513,9 @@ class Scheduler:
     async def _wait_for_work(self) -> None:
         while True:
             self._changed.clear()
-            if self._queued_pieces:
+            if self.queued_pieces:
                 left = self._linger_until - self.clock()
-                if self._queued_pieces >= self._expected or left <= 0:
+                if self.queued_pieces >= self._expected or left <= 0:
                     return
                 try:
                     await asyncio.wait_for(self._changed.wait(), left)
@@ -541,8 +542,8 @@ class Scheduler:
                 kept = [e for e in queue if id(e) not in taken]
                 queue.clear()
                 queue.extend(kept)
-        self._queued_pieces -= len(chosen)
-        self._queued_tokens -= sum(e.length for e in chosen)
+        for entry in chosen:
+            self._count(entry.job.priority, -1, -entry.length)
         return Batch(chosen, padded_tokens=padded_tokens(max(e.length for e in chosen), len(chosen), self._beams))
 
     def _pick(self, queue: deque[_Entry], slots: int, longest: int, already: int) -> tuple[list[_Entry], int]:
@@ -593,11 +594,20 @@ class Scheduler:
 
     @property
     def queued_pieces(self) -> int:
-        return self._queued_pieces
+        return sum(pieces for pieces, _ in self._queued.values())
 
     @property
     def queued_tokens(self) -> int:
-        return self._queued_tokens
+        return sum(tokens for _, tokens in self._queued.values())
+
+    def queued_at_or_above(self, priority: Priority) -> tuple[int, int]:
+        """(pieces, source tokens) queued at `priority` or more urgent: what a request would wait behind."""
+        ahead = [self._queued[p] for p in Priority if p <= priority]
+        return sum(pieces for pieces, _ in ahead), sum(tokens for _, tokens in ahead)
+
+    def _count(self, priority: Priority, pieces: int, tokens: int) -> None:
+        self._queued[priority][0] += pieces
+        self._queued[priority][1] += tokens
 
     def _running_left(self) -> float:
         if self._running is None:
@@ -634,8 +644,7 @@ class Scheduler:
             for entry in queue:
                 if entry.job is job:
                     dropped += 1
-                    self._queued_pieces -= 1
-                    self._queued_tokens -= entry.length
+                    self._count(entry.job.priority, -1, -entry.length)
             if len(kept) != len(queue):
                 queue.clear()
                 queue.extend(kept)
@@ -647,4 +656,4 @@ class Scheduler:
 
     def _report_queue(self) -> None:
         wait = self.predicted_wait(Priority.BULK, 0, 0) if self.cost.ready else 0.0
-        self.observer.queue_changed(self._queued_pieces, self._queued_tokens, wait)
+        self.observer.queue_changed(self.queued_pieces, self.queued_tokens, wait)
