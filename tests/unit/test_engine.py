@@ -3,6 +3,7 @@ exact translations, batching invariants, per-piece failures, the output budget."
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -127,6 +128,18 @@ def test_duplicates_are_translated_once(translator, monkeypatch):
     results = translator.translate([piece, piece, piece])
     assert {r.text for r in results} == {"人生はチョコレートの箱のようなものだ。"}
     assert sum(rows_seen) == 1
+
+
+def test_a_piece_counted_by_the_scheduler_is_not_encoded_again_for_its_batch(make):
+    translator = make()  # its own cache of encoded pieces
+    encoded = []
+    original = translator._encode_uncached
+    translator._encoded = functools.lru_cache(maxsize=64)(lambda s, t: encoded.append(t) or original(s, t))
+    piece = Piece(text="Life is like a box of chocolates.", source="en", target="ja")
+    assert translator.count_tokens(piece) == len(original("en", piece.text))
+    [result] = translator.translate([piece])
+    assert result.text == "人生はチョコレートの箱のようなものだ。"
+    assert encoded == [piece.text]
 
 
 def test_a_failing_piece_does_not_fail_its_batch(translator, monkeypatch):

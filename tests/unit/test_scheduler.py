@@ -675,3 +675,22 @@ def test_the_queue_is_counted_per_priority_as_pieces_come_and_go():
         await scheduler.close()
 
     run(main())
+
+
+@pytest.mark.parametrize(("pieces", "off_the_loop"), [(8, False), (200, True)])
+def test_the_tokens_of_a_large_request_are_counted_off_the_event_loop(pieces, off_the_loop):
+    threads: set[int] = set()
+
+    def counting(p: Piece) -> int:
+        threads.add(threading.get_ident())
+        return tokens(p)
+
+    async def main():
+        scheduler = Scheduler(FakeModel(fixed_s=0.0, per_piece_s=0.0), counting, SchedulerSettings(max_batch_size=256))
+        scheduler.start()
+        results = await scheduler.submit([piece(f"p{i}") for i in range(pieces)])
+        await scheduler.close()
+        return results
+
+    assert len(run(main())) == pieces
+    assert (threading.get_ident() not in threads) is off_the_loop

@@ -57,6 +57,8 @@ logger = logging.getLogger(__name__)
 PADDING_DECAY = 0.9
 # Retry-After of a refusal by an unhealthy engine: a restarted pod loads its model in about this.
 UNHEALTHY_RETRY_S = 30
+# Above this many pieces in one request, their tokens are counted off the event loop.
+COUNT_IN_THREAD_PIECES = 64
 # Retry-After of a request that ran out of time in the queue (the engine was slower than predicted).
 RETRY_AFTER_EXPIRED_S = 5
 # A request admitted alone although predicted late expires at this many times its prediction.
@@ -329,7 +331,16 @@ class Scheduler:
             return []
         now = self.clock()
         budget = self.settings.max_latency_s if timeout_s is None else min(timeout_s, self.settings.max_latency_s)
-        lengths = [self._safe_count(p) for p in pieces]
+        if len(pieces) > COUNT_IN_THREAD_PIECES:
+            # Encoding thousands of pieces takes the event loop for a while: every other caller's
+            # admission and every answer would wait.
+            lengths = await asyncio.to_thread(lambda: [self._safe_count(p) for p in pieces])
+            if self._closed:
+                raise Refused("shutting_down", "the engine is shutting down", 5)
+            if self.failure is not None:
+                raise Refused("unhealthy", f"the engine cannot translate now: {self.failure}", UNHEALTHY_RETRY_S)
+        else:
+            lengths = [self._safe_count(p) for p in pieces]
         job = _Job(
             seq=next(self._seq),
             pieces=pieces,

@@ -6,6 +6,7 @@ engine service in `service.py` holds one instance and feeds it the merged batche
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Sequence
@@ -19,6 +20,9 @@ from translator.engine.batching import deduplicate, plan_batches
 from translator.text.segment import UNSPACED_LANGUAGES, split_clause
 
 logger = logging.getLogger(__name__)
+
+# Encoded pieces kept between the scheduler's count and the model's batch (a few MB).
+ENCODED_PIECES = 16_384
 
 # A piece whose translation does not end is cut in two at most this deep (up to 8 parts).
 MAX_SPLIT_DEPTH = 3
@@ -68,6 +72,10 @@ class Translator:
         self._drop_ids = set(self.tokenizer.all_special_ids) | set(self.lang_ids.values())
         self._drop_ids.discard(self.unk_id)
         self._vocab = self.tokenizer.encoder
+        # Each piece is encoded once: when the scheduler counts its tokens (admission, batching)
+        # and the model thread reads the ids back from here. Bounded; an evicted piece (one queued
+        # behind more than this many others) is encoded again, which changes nothing but the time.
+        self._encoded = functools.lru_cache(maxsize=ENCODED_PIECES)(self._encode_uncached)
 
         self.backend: Backend = load_backend(
             model_dir,
@@ -142,7 +150,7 @@ class Translator:
 
     def count_tokens(self, piece: Piece) -> int:
         """Source tokens of one piece as the model sees them (what batches are budgeted in)."""
-        return len(self._encode(piece.source, piece.text))
+        return len(self._encoded(piece.source, piece.text))
 
     def _check(self, piece: Piece) -> str | None:
         for field, code in (("source", piece.source), ("target", piece.target)):
@@ -219,11 +227,14 @@ class Translator:
         return results
 
     def _encode(self, source: str, text: str) -> list[int]:
+        return list(self._encoded(source, text))
+
+    def _encode_uncached(self, source: str, text: str) -> tuple[int, ...]:
         # SentencePiece directly rather than `tokenizer(text)`: the tokenizer would read a literal
         # `__fr__` in user text as a language token; here it is just text.
         pieces = self.tokenizer.sp_model.encode(text, out_type=str)
         ids = [self._vocab.get(p, self.unk_id) for p in pieces]
-        return [self.lang_ids[source], *ids, self.eos_id]
+        return (self.lang_ids[source], *ids, self.eos_id)
 
     def _generate(self, rows: list[list[int]], targets: list[int], full_budget: bool = False) -> list[tuple[str, bool]]:
         """(text, ended) per row: `ended` is false when the output stopped at its length budget."""
