@@ -287,7 +287,13 @@ def pod_env(c: Obj, fs: PodFS) -> dict[str, str]:
         if "value" in item:
             out[item["name"]] = fs.env_value(item["value"])
             continue
-        ref = item["valueFrom"]["resourceFieldRef"]
+        source = item["valueFrom"]
+        if "secretKeyRef" in source:
+            # No Secret exists in the stand-in pod's namespace: an optional reference leaves the
+            # variable unset, as the kubelet does; any other would keep the container from starting.
+            assert source["secretKeyRef"].get("optional") is True, f"{item['name']} needs a Secret"
+            continue
+        ref = source["resourceFieldRef"]
         resource_kind, resource = ref["resource"].split(".")
         amount = quantity(c["resources"][resource_kind][resource]) / quantity(ref.get("divisor", "1"))
         out[item["name"]] = str(math.ceil(amount))
