@@ -32,6 +32,7 @@ from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Prio
 from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
 from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
 from translator.engine.scheduler import Refused, Scheduler, SchedulerSettings
+from translator.loop_lag import LoopLagMonitor, prometheus_recorder
 
 with bentoml.importing():
     from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver
@@ -76,6 +77,7 @@ class TranslationEngine:
             PrometheusObserver(),
         )
         self.calibrated = False
+        self.loop_lag = LoopLagMonitor(prometheus_recorder("engine"))
         cache = SETTINGS.cache
         shared_url = cache.shared_url()
         self.cache = TranslationCache(
@@ -87,6 +89,7 @@ class TranslationEngine:
 
     @bentoml.on_startup
     async def start_scheduler(self) -> None:
+        self.loop_lag.start()
         self.scheduler.start()
         # Ready = the model loaded and real batches through the scheduler: they prove the path and
         # give the cost model its first measurements, so admission predicts from the start.
@@ -107,6 +110,7 @@ class TranslationEngine:
     async def stop_scheduler(self) -> None:
         await self.scheduler.close()
         await self.cache.close()
+        await self.loop_lag.close()
         withdraw_engine(self.announced)
 
     def __is_ready__(self) -> bool:
@@ -147,6 +151,7 @@ class Translation:
         self.gate = EngineGate(
             lambda timeout: self.engine.is_ready(int(timeout) + 2), engine_exited=EngineProcess().exited
         )
+        self.loop_lag = LoopLagMonitor(prometheus_recorder("api"))
         self.client = EngineClient(
             self.gate,
             lambda pieces, priority, timeout_ms: self.engine.to_async.translate(
@@ -157,10 +162,12 @@ class Translation:
     @bentoml.on_startup
     async def watch_engine(self) -> None:
         self.gate.start()
+        self.loop_lag.start()
 
     @bentoml.on_shutdown
     async def stop_watching(self) -> None:
         await self.gate.close()
+        await self.loop_lag.close()
 
     async def __is_ready__(self) -> bool:
         # Answered from the gate (which asks the engine, bounded): BentoML's own dependency probe,

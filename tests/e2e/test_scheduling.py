@@ -34,6 +34,7 @@ def test_the_scheduler_metrics_are_on_the_public_port(server):
     exported = names(server)
     for name in (
         "translation_batch_pieces_count",
+        "translation_event_loop_lag_seconds_count",
         "translation_batch_padded_tokens_sum",
         "translation_batch_seconds_sum",
         "translation_queue_pieces",
@@ -41,6 +42,9 @@ def test_the_scheduler_metrics_are_on_the_public_port(server):
         "translation_predicted_wait_seconds",
     ):
         assert name in exported, f"{name} missing from /metrics"
+    # Both processes measure their event loop's lag.
+    lag = samples(server.metrics(), "translation_event_loop_lag_seconds_count")
+    assert {labels.get("process") for labels, _ in lag} == {"api", "engine"}, lag
 
 
 @pytest.mark.parametrize(
