@@ -26,12 +26,14 @@ class FakeModel:
         self.running = 0
         self.overlap = False
         self.gate: threading.Event | None = None
+        self.entered: list[list[str]] = []  # each batch as it enters the model, before the gate
         self._lock = threading.Lock()
 
     def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
         with self._lock:
             self.running += 1
             self.overlap |= self.running > 1
+            self.entered.append([p.text for p in pieces])
         try:
             if self.gate is not None:
                 self.gate.wait(10)
@@ -44,6 +46,23 @@ class FakeModel:
         finally:
             with self._lock:
                 self.running -= 1
+
+
+async def in_model(model: FakeModel, text: str) -> None:
+    """Until the batch holding `text` has entered the model (and waits at its gate, if it has one)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while not any(text in batch for batch in model.entered):
+        assert loop.time() < deadline, f"{text!r} never reached the model"
+        await asyncio.sleep(0.001)
+
+
+async def until(condition) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while not condition():
+        assert loop.time() < deadline, "the condition never held"
+        await asyncio.sleep(0.001)
 
 
 def tokens(piece: Piece) -> int:
@@ -152,13 +171,13 @@ def test_length_grouping_puts_similar_lengths_together_and_the_oldest_first():
         scheduler = make(model, max_batch_size=4)
         scheduler.start()
         first = asyncio.ensure_future(scheduler.submit([piece("hold")]))
-        await asyncio.sleep(0.05)  # the model is now busy with "hold"
+        await in_model(model, "hold")
         lengths = [1, 30, 2, 31, 1, 29, 2, 30]
         tasks = [
             asyncio.ensure_future(scheduler.submit([piece(" ".join(["x"] * n) + f" #{i}")]))
             for i, n in enumerate(lengths)
         ]
-        await asyncio.sleep(0.05)
+        await until(lambda: scheduler.queued_pieces == len(lengths))
         model.gate.set()
         await asyncio.gather(first, *tasks)
         await scheduler.close()
@@ -178,9 +197,9 @@ def test_interactive_work_overtakes_a_queue_of_bulk_work():
         scheduler = make(model, max_batch_size=4)
         scheduler.start()
         bulk = [asyncio.ensure_future(scheduler.submit([piece(f"bulk{i}")], Priority.BULK)) for i in range(16)]
-        await asyncio.sleep(0.05)
+        await in_model(model, "bulk0")
         urgent = asyncio.ensure_future(scheduler.submit([piece("urgent")]))
-        await asyncio.sleep(0.05)
+        await until(lambda: scheduler.queued_at_or_above(Priority.INTERACTIVE)[0] == 1)
         model.gate.set()
         await asyncio.gather(urgent, *bulk)
         await scheduler.close()
@@ -290,7 +309,7 @@ def test_cancelled_requests_are_never_generated():
         scheduler = make(model, max_batch_size=2)
         scheduler.start()
         busy = asyncio.ensure_future(scheduler.submit([piece("busy")]))
-        await asyncio.sleep(0.05)
+        await in_model(model, "busy")
         gone = asyncio.ensure_future(scheduler.submit([piece(f"gone{i}") for i in range(5)]))
         kept = asyncio.ensure_future(scheduler.submit([piece("kept")]))
         await asyncio.sleep(0.01)
@@ -382,7 +401,7 @@ def test_a_piece_that_cannot_wait_another_batch_is_not_passed_over_for_its_lengt
         await scheduler.submit([piece("calibrate c")])
         model.gate.clear()
         hold = asyncio.ensure_future(scheduler.submit([piece("hold")]))
-        await asyncio.sleep(0.05)  # the model is busy with "hold"
+        await in_model(model, "hold")
         first = asyncio.ensure_future(scheduler.submit([piece("a")]))
         await asyncio.sleep(0)
         urgent = asyncio.ensure_future(scheduler.submit([piece(f"{long} urgent")], timeout_s=1.0))
@@ -436,7 +455,7 @@ def test_when_every_queued_piece_is_due_soon_batches_follow_deadlines_not_length
         await scheduler.submit([piece("calibrate c")])
         model.gate = threading.Event()
         hold = asyncio.ensure_future(scheduler.submit([piece("hold")]))
-        await asyncio.sleep(0.05)
+        await in_model(model, "hold")
         texts = ["a", f"{long} second", "c", "d"]
         tasks = []
         for text in texts:
@@ -485,7 +504,7 @@ def test_on_a_busy_engine_a_request_is_priced_at_a_full_batch():
         expected = scheduler.cost.predict(1, 3), scheduler.cost.predict(8, 24)
         scheduler.start()
         busy = asyncio.ensure_future(scheduler.submit([piece("x")]))
-        await asyncio.sleep(0.05)  # "x" is running, gated
+        await in_model(model, "x")
         now[0] = 100.0  # past its predicted end: nothing left of it in the prediction
         loaded = scheduler.predicted_wait(Priority.INTERACTIVE, 1, 3)
         model.gate.set()
@@ -511,7 +530,7 @@ def test_a_stuck_batch_answers_every_waiting_caller_and_refuses_new_work_until_i
         )
         scheduler.start()
         running = asyncio.ensure_future(scheduler.submit([piece("stuck one"), piece("stuck two")]))
-        await asyncio.sleep(0.05)
+        await in_model(model, "stuck one")
         queued = asyncio.ensure_future(scheduler.submit([piece("behind it")]))
         for caller in (running, queued):
             with pytest.raises(Refused) as refused:
@@ -588,7 +607,7 @@ def test_a_request_past_its_deadline_is_answered_expired_and_its_queued_pieces_d
         scheduler = await calibrated(model, max_batch_size=1)
         model.gate = threading.Event()
         first = asyncio.ensure_future(scheduler.submit([piece("slow one")]))
-        await asyncio.sleep(0.05)
+        await in_model(model, "slow one")
         loop = asyncio.get_running_loop()
         started = loop.time()
         with pytest.raises(Refused) as refused:
@@ -626,7 +645,7 @@ def test_closing_answers_the_callers_of_the_batch_that_was_running():
         scheduler = make(model)
         scheduler.start()
         running = asyncio.ensure_future(scheduler.submit([piece("in the batch")]))
-        await asyncio.sleep(0.05)
+        await in_model(model, "in the batch")
         await scheduler.close()
         with pytest.raises(Refused, match="shutting down"):
             await asyncio.wait_for(running, 2)
@@ -658,7 +677,7 @@ def test_the_queue_is_counted_per_priority_as_pieces_come_and_go():
         scheduler = make(model, max_batch_size=2)
         scheduler.start()
         running = asyncio.ensure_future(scheduler.submit([piece("x")]))
-        await asyncio.sleep(0.05)  # in the model, held there
+        await in_model(model, "x")
         bulk = asyncio.ensure_future(scheduler.submit([piece("a b"), piece("c"), piece("d e f")], Priority.BULK))
         urgent = asyncio.ensure_future(scheduler.submit([piece("g"), piece("h i")]))
         more_bulk = asyncio.ensure_future(scheduler.submit([piece("j")], Priority.BULK))
