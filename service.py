@@ -17,7 +17,7 @@ import bentoml
 from pydantic import Field
 
 from translator.api.admission import SharedInFlight, slots_for
-from translator.api.auth import api_keys
+from translator.api.auth import api_keys, keys_problem
 from translator.api.disconnect import CallerGone, unless_disconnected
 from translator.api.engine_client import EngineClient
 from translator.api.engine_gate import EngineGate
@@ -144,6 +144,7 @@ class Translation:
     engine = bentoml.depends(TranslationEngine)
 
     def __init__(self) -> None:
+        keys_problem()  # logged at start, not only at the first probe
         self.languages = frozenset(supported_languages())
         # The client's own timeout is set past the gate's: BentoML answers some timeouts with a
         # plain False, and the gate must see an engine that stopped answering as silent (its
@@ -170,6 +171,8 @@ class Translation:
         await self.loop_lag.close()
 
     async def __is_ready__(self) -> bool:
+        if keys_problem() is not None:
+            return False  # API keys asked for but not given: never ready (translator/api/auth.py)
         # Answered from the gate (which asks the engine, bounded): BentoML's own dependency probe,
         # which runs only if this says yes, lets a refused connection escape as a 500 and waits
         # on a dead engine's socket.
@@ -228,8 +231,6 @@ class Translation:
 
 # One admission slot per API worker the configuration starts (any number of workers).
 ADMISSION = SharedInFlight(SETTINGS.admission.max_concurrency, slots=slots_for(SETTINGS.api_service.get("workers", 1)))
-# Read on import, in every process that loads the service (`bentoml serve` first): keys_env naming
-# a variable without keys stops the start there with a message (config.Auth). Not in the API
-# service's __init__: an exception there is swallowed by uvicorn's lifespan "auto" mode, and the
-# worker serves on without an instance.
-Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys())
+# Keys are read in each API worker (translator/api/auth.py), never on import: `bentoml build`
+# imports this file where no Secret is mounted.
+Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys)

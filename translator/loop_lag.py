@@ -9,7 +9,6 @@ timer asked for every half second and fired late by that much is the measure; th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -32,8 +31,8 @@ class LoopLagMonitor:
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            # gather, not a suppressed await: a cancellation of the closer itself still propagates.
+            await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
 
     async def _run(self) -> None:

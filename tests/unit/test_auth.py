@@ -103,9 +103,32 @@ def call(middleware: EdgeMiddleware, method: str, headers: list) -> tuple[int, d
     return sent[0]["status"], dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:]), read[0]
 
 
+def test_the_key_is_checked_before_admission_and_the_body() -> None:
+    # A full server still answers 401/403 to a caller without an accepted key: the key comes first.
+    full = SharedInFlight(1, Path(tempfile.mkdtemp()) / "admission")
+    assert full.try_acquire()
+    middleware = EdgeMiddleware(echo_app, admission=full, keys=ApiKeys([KEY]))
+    assert call(middleware, "POST", [])[0] == 401
+    assert call(middleware, "POST", [(b"authorization", b"Bearer " + OTHER.encode())])[0] == 403
+    assert call(middleware, "POST", [(b"authorization", b"Bearer " + KEY.encode())])[0] == 429
+    assert full.in_flight() == 1 and middleware._arriving == 0
+
+
+def test_keys_asked_for_but_not_given_refuse_every_post(monkeypatch) -> None:
+    def missing() -> ApiKeys:
+        raise ConfigError("translation.auth.keys_env names X, which is not set or holds no key")
+
+    middleware = EdgeMiddleware(echo_app, keys=missing)
+    status, _, body, _ = call(middleware, "POST", [(b"authorization", b"Bearer " + KEY.encode())])
+    # The reason is the operator's (the log's), not the caller's.
+    assert status == 503 and json.loads(body) == {
+        "error": "this server's API keys are misconfigured (its log says how); retry later"
+    }
+
+
 def test_the_middleware_refuses_a_post_without_an_accepted_key_and_admits_none() -> None:
     admission = SharedInFlight(1, Path(tempfile.mkdtemp()) / "admission")
-    middleware = EdgeMiddleware(echo_app, admission=admission, keys=ApiKeys([KEY]))
+    middleware = EdgeMiddleware(echo_app, admission=admission, keys=lambda: ApiKeys([KEY]))
     status, headers, body, _ = call(middleware, "POST", [])
     assert status == 401 and headers[b"www-authenticate"].startswith(b"Bearer")
     assert json.loads(body)["error"].startswith("an API key is required")

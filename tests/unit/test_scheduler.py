@@ -713,3 +713,26 @@ def test_the_tokens_of_a_large_request_are_counted_off_the_event_loop(pieces, of
 
     assert len(run(main())) == pieces
     assert (threading.get_ident() not in threads) is off_the_loop
+
+
+def test_the_queue_counts_follow_pieces_that_expire_and_a_close():
+    model = FakeModel()
+
+    async def main():
+        scheduler = await calibrated(model, max_batch_size=1)
+        model.gate = threading.Event()
+        running = asyncio.ensure_future(scheduler.submit([piece("held")]))
+        await in_model(model, "held")
+        with pytest.raises(Refused, match="deadline"):
+            await scheduler.submit([piece("late one"), piece("late two")], Priority.BULK, timeout_s=0.3)
+        assert scheduler.queued_at_or_above(Priority.BULK) == (0, 0)
+        queued = asyncio.ensure_future(scheduler.submit([piece("left at close")]))
+        await until(lambda: scheduler.queued_pieces == 1)
+        await scheduler.close()
+        assert scheduler.queued_at_or_above(Priority.BULK) == (0, 0)
+        for caller in (running, queued):
+            with pytest.raises(Refused, match="shutting down"):
+                await caller
+        model.gate.set()
+
+    run(main())

@@ -13,17 +13,21 @@ a metric.
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
+import logging
 from collections.abc import Iterable
 
-from translator.config import load_settings
+from translator.config import ConfigError, load_settings
 from translator.contract.errors import Forbidden, TranslationError, Unauthorized
+
+logger = logging.getLogger(__name__)
 
 
 class ApiKeys:
     def __init__(self, keys: Iterable[str]) -> None:
-        self._keys = [key.encode("utf-8") for key in keys]
-        if not self._keys:
+        self._digests = [hashlib.sha256(key.encode("utf-8")).digest() for key in keys]
+        if not self._digests:
             raise ValueError("at least one key")
 
     def refusal(self, headers: Iterable[tuple[bytes, bytes]]) -> TranslationError | None:
@@ -36,9 +40,12 @@ class ApiKeys:
         return None
 
     def accepts(self, offered: bytes) -> bool:
+        # Digests of equal length, so that not even the key's length shows in the time taken;
+        # every key compared, whatever matched: no early exit to time either.
+        digest = hashlib.sha256(offered).digest()
         accepted = False
-        for key in self._keys:  # every key, whatever matched: no early exit to time
-            accepted |= hmac.compare_digest(offered, key)
+        for key in self._digests:
+            accepted |= hmac.compare_digest(digest, key)
         return accepted
 
 
@@ -55,6 +62,23 @@ def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
 @functools.cache
 def api_keys() -> ApiKeys | None:
     """This process's keys, from the configuration and the environment; None when keys are off.
-    Raises `ConfigError` when the configuration asks for keys the environment does not hold."""
+    Raises `ConfigError` when the configuration asks for keys the environment does not hold.
+
+    Called in the API worker, never on import: `bentoml build` imports the service where no Secret
+    is mounted."""
     keys = load_settings().auth.keys()
     return ApiKeys(keys) if keys else None
+
+
+@functools.cache
+def keys_problem() -> str | None:
+    """Why the keys asked for cannot be used (logged once), None when they can or are off. A worker
+    with a problem refuses every POST and reports not ready: it fails closed, and visibly, rather
+    than serve unguarded or stop in a way BentoML would not show (an exception in the service's
+    start is swallowed by uvicorn's lifespan "auto" mode)."""
+    try:
+        api_keys()
+    except ConfigError as exc:
+        logger.error("API keys: %s; every translation request is refused and readiness stays false", exc)
+        return str(exc)
+    return None

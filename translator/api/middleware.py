@@ -20,6 +20,7 @@ from typing import Any
 
 from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys
+from translator.config import ConfigError
 from translator.contract import limits
 from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, RequestTimeout, validation_message
 
@@ -36,10 +37,17 @@ class EdgeMiddleware:
         max_body_bytes: int = limits.MAX_BODY_BYTES,
         admission: SharedInFlight | None = None,
         body_timeout_s: float = limits.BODY_TIMEOUT_S,
-        keys: ApiKeys | None = None,
+        keys: ApiKeys | Callable[[], ApiKeys | None] | None = None,
         max_arriving_bytes: int = limits.MAX_ARRIVING_BODY_BYTES,
     ) -> None:
         self.app = app
+        # A callable is asked here, in the worker; keys asked for but not given fail closed.
+        self.keys_problem: str | None = None
+        if callable(keys):
+            try:
+                keys = keys()
+            except ConfigError as exc:
+                keys, self.keys_problem = None, str(exc)
         self.keys = keys
         self.max_arriving_bytes = max_arriving_bytes
         self._arriving = 0  # bytes reserved by the bodies this worker is reading now
@@ -59,6 +67,10 @@ class EdgeMiddleware:
         # What the headers decide is decided before the body is read: those refusals cost no read
         # and no parse, and none of them holds an admission slot while the rest of the body is
         # discarded.
+        if self.keys_problem is not None:
+            message = "this server's API keys are misconfigured (its log says how); retry later"
+            await _refuse(send, receive, 503, {"error": message})
+            return
         if self.keys is not None:
             refusal = self.keys.refusal(scope.get("headers", ()))
             if refusal is not None:

@@ -303,6 +303,8 @@ class Scheduler:
                 job.future.set_exception(Refused("shutting_down", "the engine is shutting down", 5))
         for queue in self._queues.values():
             queue.clear()
+        self._queued = {p: [0, 0] for p in Priority}
+        self._report_queue()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     # -- requests --------------------------------------------------------------------------------
@@ -341,6 +343,8 @@ class Scheduler:
                 raise Refused("unhealthy", f"the engine cannot translate now: {self.failure}", UNHEALTHY_RETRY_S)
         else:
             lengths = [self._safe_count(p) for p in pieces]
+        # The deadline runs from arrival; predictions and the expiry timer from now, after counting.
+        counted = self.clock()
         job = _Job(
             seq=next(self._seq),
             pieces=pieces,
@@ -352,7 +356,7 @@ class Scheduler:
             results=[None] * len(pieces),
             outstanding=len(pieces),
         )
-        finish = now + self.predicted_wait(priority, len(pieces), sum(lengths))
+        finish = counted + self.predicted_wait(priority, len(pieces), sum(lengths))
         # A request with nothing ahead of it is admitted even if it is predicted late: it cannot be
         # answered any sooner, and refused it would be refused again every time it came back.
         alone = self._running is None and not any(self._queues[p] for p in Priority if p <= priority)
@@ -383,9 +387,9 @@ class Scheduler:
             # (at least a second) past its deadline, the wait is no longer a misprediction.
             expire_at = job.deadline + max(EXPIRY_GRACE_MIN_S, EXPIRY_GRACE_FRACTION * budget)
             if late:
-                expire_at = max(expire_at, now + LATE_ALONE_ALLOWANCE * (finish - now) + 1.0)
+                expire_at = max(expire_at, counted + LATE_ALONE_ALLOWANCE * (finish - counted) + 1.0)
             loop = asyncio.get_running_loop()
-            expiry = loop.call_later(max(0.0, expire_at - now), self._expire, job, budget)
+            expiry = loop.call_later(max(0.0, expire_at - self.clock()), self._expire, job, budget)
         try:
             return await asyncio.shield(job.future)
         except asyncio.CancelledError:

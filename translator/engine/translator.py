@@ -21,8 +21,10 @@ from translator.text.segment import UNSPACED_LANGUAGES, split_clause
 
 logger = logging.getLogger(__name__)
 
-# Encoded pieces kept between the scheduler's count and the model's batch (a few MB).
-ENCODED_PIECES = 16_384
+# Encoded pieces kept between the scheduler's count and the model's batch: a piece of up to 400
+# characters and its ids take about 1.5 KB, so about 6 MB (the text of pieces already answered
+# stays until evicted, as in the sentence cache).
+ENCODED_PIECES = 4096
 
 # A piece whose translation does not end is cut in two at most this deep (up to 8 parts).
 MAX_SPLIT_DEPTH = 3
