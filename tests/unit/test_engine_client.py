@@ -26,11 +26,19 @@ class BentoLikeError(Exception):
         self.error_code = code
 
 
-def client_with(outcomes: list, engine_up: bool = True) -> tuple[EngineClient, list]:
-    calls: list = []
+def client_calling(call, engine_up: bool = True, **options) -> EngineClient:
+    """An engine client on `call`, its gate open, its probe answering `engine_up`."""
 
     async def probe(timeout: float) -> bool:
         return engine_up
+
+    gate = EngineGate(probe)
+    gate.mark_up()
+    return EngineClient(gate, call, **options)
+
+
+def client_with(outcomes: list, engine_up: bool = True) -> tuple[EngineClient, list]:
+    calls: list = []
 
     async def call(pieces, priority, timeout_ms):
         calls.append((priority, timeout_ms))
@@ -39,9 +47,7 @@ def client_with(outcomes: list, engine_up: bool = True) -> tuple[EngineClient, l
             raise outcome
         return outcome
 
-    gate = EngineGate(probe)
-    gate.mark_up()
-    return EngineClient(gate, call), calls
+    return client_calling(call, engine_up), calls
 
 
 def ok(text: str = "Bonjour.") -> EngineReply:
@@ -199,13 +205,8 @@ def test_an_engine_that_never_answers_is_a_504_at_the_deadline_plus_the_slack():
     async def never(pieces, priority, timeout_ms):
         await asyncio.sleep(3600)
 
-    async def probe(timeout: float) -> bool:
-        return True
-
     async def scenario() -> float:
-        gate = EngineGate(probe)
-        gate.mark_up()
-        client = EngineClient(gate, never, deadline_slack_s=0.2)
+        client = client_calling(never, deadline_slack_s=0.2)
         started = time.monotonic()
         with pytest.raises(GatewayTimeout, match="deadline"):
             await client.translate(PIECES, deadline=started + 0.3, binding=True)
@@ -221,13 +222,8 @@ def test_without_a_binding_deadline_the_engine_decides_when_a_call_is_late():
         await asyncio.sleep(0.5)
         return ok()
 
-    async def probe(timeout: float) -> bool:
-        return True
-
     async def scenario() -> list:
-        gate = EngineGate(probe)
-        gate.mark_up()
-        client = EngineClient(gate, slow, deadline_slack_s=0.05)
+        client = client_calling(slow, deadline_slack_s=0.05)
         return await client.translate(PIECES, deadline=time.monotonic() + 0.1)
 
     assert [r.text for r in run(scenario())] == ["Bonjour."]
@@ -237,13 +233,8 @@ def test_waiting_for_a_call_slot_counts_against_the_deadline():
     async def slow(pieces, priority, timeout_ms):
         await asyncio.sleep(3600)
 
-    async def probe(timeout: float) -> bool:
-        return True
-
     async def scenario() -> None:
-        gate = EngineGate(probe)
-        gate.mark_up()
-        client = EngineClient(gate, slow, calls_in_flight=1, deadline_slack_s=0.1)
+        client = client_calling(slow, calls_in_flight=1, deadline_slack_s=0.1)
         holder = asyncio.ensure_future(client.translate(PIECES))  # no deadline: holds the only slot
         await asyncio.sleep(0.01)
         started = time.monotonic()

@@ -48,21 +48,17 @@ class FakeModel:
                 self.running -= 1
 
 
-async def in_model(model: FakeModel, text: str) -> None:
-    """Until the batch holding `text` has entered the model (and waits at its gate, if it has one)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 10
-    while not any(text in batch for batch in model.entered):
-        assert loop.time() < deadline, f"{text!r} never reached the model"
-        await asyncio.sleep(0.001)
-
-
-async def until(condition) -> None:
+async def until(condition, what: str = "the condition") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 10
     while not condition():
-        assert loop.time() < deadline, "the condition never held"
+        assert loop.time() < deadline, f"{what} never held"
         await asyncio.sleep(0.001)
+
+
+async def in_model(model: FakeModel, text: str) -> None:
+    """Until the batch holding `text` has entered the model (and waits at its gate, if it has one)."""
+    await until(lambda: any(text in batch for batch in model.entered), f"{text!r} in the model")
 
 
 def tokens(piece: Piece) -> int:
@@ -681,7 +677,7 @@ def test_the_queue_is_counted_per_priority_as_pieces_come_and_go():
         bulk = asyncio.ensure_future(scheduler.submit([piece("a b"), piece("c"), piece("d e f")], Priority.BULK))
         urgent = asyncio.ensure_future(scheduler.submit([piece("g"), piece("h i")]))
         more_bulk = asyncio.ensure_future(scheduler.submit([piece("j")], Priority.BULK))
-        await asyncio.sleep(0.01)
+        await until(lambda: scheduler.queued_pieces == 6)
         assert scheduler.queued_at_or_above(Priority.INTERACTIVE) == (2, 3 + 4)
         assert scheduler.queued_at_or_above(Priority.BULK) == (6, 7 + 4 + 3 + 5 + 3)
         bulk.cancel()

@@ -297,14 +297,7 @@ class Scheduler:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        # Every caller still waiting, its pieces queued or in the batch that was running.
-        for job in list(self._waiting):
-            if not job.future.done():
-                job.future.set_exception(Refused("shutting_down", "the engine is shutting down", 5))
-        for queue in self._queues.values():
-            queue.clear()
-        self._queued = {p: [0, 0] for p in Priority}
-        self._report_queue()
+        self._refuse_everyone()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     # -- requests --------------------------------------------------------------------------------
@@ -324,10 +317,8 @@ class Scheduler:
         the answer past the deadline (the engine's calibration at start: nobody else waits on it,
         and an expired calibration would leave the engine never ready).
         """
-        if self._closed:
-            raise Refused("shutting_down", "the engine is shutting down", 5)
-        if self.failure is not None:
-            raise Refused("unhealthy", f"the engine cannot translate now: {self.failure}", UNHEALTHY_RETRY_S)
+        if (refusal := self._unavailable()) is not None:
+            raise refusal
         pieces = list(pieces)
         if not pieces:
             return []
@@ -337,10 +328,8 @@ class Scheduler:
             # Encoding thousands of pieces takes the event loop for a while: every other caller's
             # admission and every answer would wait.
             lengths = await asyncio.to_thread(lambda: [self._safe_count(p) for p in pieces])
-            if self._closed:
-                raise Refused("shutting_down", "the engine is shutting down", 5)
-            if self.failure is not None:
-                raise Refused("unhealthy", f"the engine cannot translate now: {self.failure}", UNHEALTHY_RETRY_S)
+            if (refusal := self._unavailable()) is not None:  # closed or failed meanwhile
+                raise refusal
         else:
             lengths = [self._safe_count(p) for p in pieces]
         # The deadline runs from arrival; predictions and the expiry timer from now, after counting.
@@ -515,14 +504,26 @@ class Scheduler:
         self.failure = reason
         if self.queued_pieces:
             self.observer.dropped("unhealthy", self.queued_pieces)
+        self._refuse_everyone()
+
+    def _unavailable(self) -> Refused | None:
+        """The refusal for any work while the scheduler is closed or failed; None while it serves."""
+        if self._closed:
+            return Refused("shutting_down", "the engine is shutting down", 5)
+        if self.failure is not None:
+            return Refused("unhealthy", f"the engine cannot translate now: {self.failure}", UNHEALTHY_RETRY_S)
+        return None
+
+    def _refuse_everyone(self) -> None:
+        """Empty the queue and answer every caller still waiting (pieces queued, or in the batch
+        that was running) with the refusal the scheduler's state calls for."""
         for queue in self._queues.values():
             queue.clear()
         self._queued = {p: [0, 0] for p in Priority}
         for job in list(self._waiting):
-            if not job.future.done():
-                job.future.set_exception(
-                    Refused("unhealthy", f"the engine cannot translate now: {reason}", UNHEALTHY_RETRY_S)
-                )
+            refusal = self._unavailable()
+            if refusal is not None and not job.future.done():
+                job.future.set_exception(refusal)
         self._report_queue()
 
     async def _wait_for_work(self) -> None:
@@ -638,8 +639,7 @@ class Scheduler:
     def _expire(self, job: _Job, budget: float) -> None:
         if job.future.done():
             return
-        queued = sum(1 for queue in self._queues.values() for e in queue if e.job is job)
-        self._cancel(job, "expired")
+        queued = self._cancel(job, "expired")
         job.future.set_exception(
             Refused(
                 "expired",
@@ -649,9 +649,10 @@ class Scheduler:
             )
         )
 
-    def _cancel(self, job: _Job, reason: str) -> None:
+    def _cancel(self, job: _Job, reason: str) -> int:
+        """Drop a request's pieces still queued; how many there were."""
         if job.cancelled or job.future.done():
-            return
+            return 0
         job.cancelled = True
         dropped = 0
         for queue in self._queues.values():
@@ -668,6 +669,7 @@ class Scheduler:
             logger.info("dropped %d queued pieces of a request (%s)", dropped, reason)
         self._changed.set()
         self._report_queue()
+        return dropped
 
     def _report_queue(self) -> None:
         wait = self.predicted_wait(Priority.BULK, 0, 0) if self.cost.ready else 0.0
