@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
-import time
 from typing import Annotated, Any
 
 import bentoml
@@ -21,10 +19,9 @@ from translator.api.auth import api_keys, keys_problem
 from translator.api.disconnect import CallerGone, unless_disconnected
 from translator.api.engine_client import EngineClient
 from translator.api.engine_gate import EngineGate
+from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
-from translator.api.pipeline import translate_payload
-from translator.api.request_options import deadline_ms_of, priority_of
-from translator.api.routes import languages_app
+from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.contract.engine_process import EngineProcess, announce_engine, withdraw_engine
 from translator.contract.errors import ClientClosed, TranslationError, http_response
@@ -138,7 +135,8 @@ class TranslationEngine:
         return EngineReply(results=results)
 
 
-@bentoml.asgi_app(languages_app(supported_languages), path="/")
+# The current service is this worker's `Translation` (BentoML makes one per worker process).
+@bentoml.asgi_app(routes_app(supported_languages, bentoml.get_current_service), path="/")
 @bentoml.service(name=API_SERVICE, **SETTINGS.api_service)
 class Translation:
     engine = bentoml.depends(TranslationEngine)
@@ -159,6 +157,8 @@ class Translation:
                 pieces, priority=priority, timeout_ms=timeout_ms
             ),
         )
+        # Both APIs (this one and translator/api/libretranslate.py) translate through it.
+        self.handler = RequestHandler(self.client, self.languages, SETTINGS.batching.max_latency_ms)
 
     @bentoml.on_startup
     async def watch_engine(self) -> None:
@@ -199,22 +199,8 @@ class Translation:
         Optional headers: `Priority: u=5` or more marks bulk work (RFC 9218 urgency), which yields
         to interactive requests; `X-Deadline-Ms` says how long the caller will wait.
         """
-        request = ctx.request
         try:
-            priority = priority_of(request.headers)
-            # The latency objective runs from arrival here: time spent waiting for a connection
-            # to the engine counts, and the engine plans with what is left.
-            asked_ms = deadline_ms_of(request.headers)
-            budget_ms = min(asked_ms or math.inf, SETTINGS.batching.max_latency_ms)
-            deadline = time.monotonic() + budget_ms / 1000
-            # The caller's own deadline is kept whatever the engine does; the server's objective is
-            # the engine's to keep (translator/api/engine_client.py says why).
-            binding = asked_ms is not None and asked_ms <= SETTINGS.batching.max_latency_ms
-
-            async def engine(pieces: list[Piece]):  # type: ignore[no-untyped-def]
-                return await self.client.translate(pieces, priority, deadline, binding)
-
-            return await unless_disconnected(request.receive, translate_payload(payload, self.languages, engine))
+            return await self.handler.translate(payload, ctx.request.headers, ctx.request.receive)
         except TranslationError as exc:
             return self._error(ctx, exc)
         except CallerGone:

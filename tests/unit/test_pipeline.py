@@ -12,7 +12,6 @@ from translator.contract.errors import (
     PayloadTooLarge,
     RecordFailed,
     TranslationFailed,
-    UndeterminedLanguage,
     UnsupportedLanguage,
 )
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult
@@ -235,24 +234,40 @@ def test_auto_record_already_in_the_target_language_comes_back_as_it_is():
     ]
 
 
-def test_auto_undetermined_records_fail_the_request_naming_each():
-    with pytest.raises(UndeterminedLanguage) as info:
-        run_many(
-            auto_payload(
-                "La vie est comme une boîte de chocolats.", "12345", "https://example.com/x", ids=["a", "b", "c"]
-            )
-        )
-    error = info.value
-    assert error.status == 400
-    assert error.message.startswith("payload.records.1.text (id 'b'): too short to tell its language")
-    assert "(and 1 more records)" in error.message and "fallbackLang" in error.message
-    assert [(r["index"], r["id"]) for r in error.body()["records"]] == [(1, "b"), (2, "c")]
-    assert error.body()["field"] == "payload.records.1.text"
+def test_auto_short_records_take_their_requests_language_and_wordless_ones_come_back():
+    engine = FakeEngine()
+    result = run_many(
+        auto_payload(
+            "La vie est comme une boîte de chocolats.",
+            "Merci",
+            "12345",
+            "https://example.com/x",
+            "Das Leben ist wie eine Schachtel Pralinen.",
+            "La vie est belle, mes amis.",
+        ),
+        engine,
+    )
+    # no record is refused: the one-word record is taken as French, the request's language
+    assert [(p.text, p.source) for p in engine.calls[0]] == [
+        ("La vie est comme une boîte de chocolats.", "fr"),
+        ("Merci", "fr"),
+        ("Das Leben ist wie eine Schachtel Pralinen.", "de"),
+        ("La vie est belle, mes amis.", "fr"),
+    ]
+    answered = [(r.text, r.detected_lang) for r in result.result]
+    assert answered[1:4] == [("MERCI", "fr"), ("12345", "und"), ("https://example.com/x", "und")]
+    confidences = [r.detected_confidence for r in result.result]
+    assert confidences[2:4] == [0.0, 0.0] and all(0 < c <= 1 for c in confidences[:2] + confidences[4:])
 
 
-def test_auto_language_the_model_lacks_fails_the_request():
-    with pytest.raises(UndeterminedLanguage, match=r"payload.records.0.text \(id '0'\): detected as 'eo'"):
-        run_many(auto_payload("La vivo estas bela kaj mi amas ĝin tre multe."))
+def test_auto_alone_a_short_or_unsupported_record_takes_the_detectors_best_guess():
+    engine = FakeEngine()
+    result = run_many(auto_payload("Gracias"), engine)
+    (record,) = result.result
+    assert record.detected_lang in MANY and record.detected_confidence is not None
+    assert engine.calls[0][0].source == record.detected_lang
+    esperanto = run_many(auto_payload("La vivo estas bela kaj mi amas ĝin tre multe."))
+    assert esperanto.result[0].detected_lang in MANY
 
 
 def test_auto_fallback_translates_undetermined_records_from_it():
@@ -292,7 +307,14 @@ def test_detected_lang_is_in_the_json_only_for_auto():
     assert json.loads(explicit.model_dump_json()) == {"result": [{"id": "0", "text": "HELLO."}]}
     auto = run_many(auto_payload("Das Leben ist wie eine Schachtel Pralinen."))
     assert json.loads(auto.model_dump_json()) == {
-        "result": [{"id": "0", "text": "DAS LEBEN IST WIE EINE SCHACHTEL PRALINEN.", "detectedLang": "de"}]
+        "result": [
+            {
+                "id": "0",
+                "text": "DAS LEBEN IST WIE EINE SCHACHTEL PRALINEN.",
+                "detectedLang": "de",
+                "detectedConfidence": auto.result[0].detected_confidence,
+            }
+        ]
     }
 
 
@@ -300,16 +322,16 @@ def test_detected_lang_is_in_the_json_only_for_auto():
 def test_a_large_request_is_split_off_the_event_loop(monkeypatch, chars, off_the_loop):
     import threading
 
-    from translator.api import pipeline
-
     threads: set[int] = set()
-    real_split = pipeline.split_text
+    from translator.text import plan
+
+    real_split = plan.split_text
 
     def recording_split(*args, **kwargs):
         threads.add(threading.get_ident())
         return real_split(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "split_text", recording_split)
+    monkeypatch.setattr(plan, "split_text", recording_split)
     text = ("Life is like a box of chocolates. " * 600)[: chars // 25 if off_the_loop else chars]
     records = [text] * (25 if off_the_loop else 1)
     result = run(payload(*records))

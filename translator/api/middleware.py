@@ -7,7 +7,8 @@
 - a request-body byte limit (BentoML reads any body whole into memory) and time limit (408);
 - error bodies as JSON objects that name the problem: BentoML answers its own 4xx with a JSON
   list, pydantic failures with a generic title, and unknown routes with plain text;
-- `GET /languages` (BentoML 1.4 APIs are POST-only, so it is a small mounted ASGI app).
+- the LibreTranslate-compatible API (translator/api/libretranslate.py) also takes forms, and
+  reads its API key from the body: its requests pass here with their keys unchecked.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys
+from translator.api.libretranslate import PREFIX as LIBRETRANSLATE_PREFIX
 from translator.config import ConfigError
 from translator.contract import limits
 from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, RequestTimeout, validation_message
@@ -71,14 +73,16 @@ class EdgeMiddleware:
             message = "this server's API keys are misconfigured (its log says how); retry later"
             await _refuse(send, receive, 503, {"error": message})
             return
-        if self.keys is not None:
+        compatible = scope.get("path", "").startswith(LIBRETRANSLATE_PREFIX + "/")
+        if self.keys is not None and not compatible:
             refusal = self.keys.refusal(scope.get("headers", ()))
             if refusal is not None:
                 extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in refusal.headers().items()]
                 await _refuse(send, receive, refusal.status, refusal.body(), extra)
                 return
         media_type = _media_type(scope)
-        if media_type not in _JSON_TYPES and not media_type.endswith("+json"):
+        accepted = media_type in _JSON_TYPES or media_type.endswith("+json")
+        if not accepted and not (compatible and media_type in _FORM_TYPES):
             # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
             message = f"Content-Type {media_type!r} is not supported; send application/json"
             await _refuse(send, receive, 415, {"error": message})
@@ -158,6 +162,8 @@ LINGER_IDLE_SECONDS = 5.0
 
 # What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
 _JSON_TYPES = {"", "application/json", "text/plain"}
+# LibreTranslate clients send forms (libretranslatepy, Discourse, Nextcloud).
+_FORM_TYPES = {"application/x-www-form-urlencoded", "multipart/form-data"}
 
 
 def _media_type(scope: Scope) -> str:

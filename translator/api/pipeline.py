@@ -15,17 +15,13 @@ from translator.contract.errors import (
     RecordFailed,
     TranslationFailed,
     TranslationIncomplete,
-    UndeterminedLanguage,
     UnsupportedLanguage,
 )
 from translator.contract.protocol import ENGINE_FAILED, TRUNCATED, Piece, PieceResult
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.text.langdetect import AUTO, UNDETERMINED, Detection, detector_for
-from translator.text.segment import UNSPACED_LANGUAGES, Segmented, join, split_text
-
-# Pieces that touched in the source (Japanese or Chinese sentences after 。) get a space between
-# them when the target language writes with spaces, so ja→en does not come back as
-# "Hello.How are you?".
+from translator.text.plan import Plan, Resolution, language_text, plan_record
+from translator.text.segment import has_letters
 
 EngineCall = Callable[[list[Piece]], Awaitable[Sequence[PieceResult]]]
 
@@ -64,7 +60,7 @@ SPLIT_IN_THREAD_CHARS = 20_000
 async def translate_payload(payload: Payload, supported: Collection[str], engine: EngineCall) -> TranslationResult:
     check_limits(payload)
     check_languages(payload, supported)
-    detected: list[str] | None = None
+    detected: list[tuple[str, float]] | None = None
     if payload.from_lang == AUTO:
         sources, detected = await _detect_sources(payload, supported)
     elif payload.from_lang == payload.to_lang:
@@ -75,76 +71,42 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
 
     # A large request is split in a thread: 500,000 characters take tens of milliseconds, which on
     # the worker's event loop every other request in that worker would wait out.
-    if sum(len(record.text) for record in payload.records) > SPLIT_IN_THREAD_CHARS:
-        plans = await asyncio.to_thread(_plans, payload, sources)
-    else:
-        plans = _plans(payload, sources)
+    large = sum(len(record.text) for record in payload.records) > SPLIT_IN_THREAD_CHARS
+    plans = await asyncio.to_thread(_plans, payload, sources) if large else _plans(payload, sources)
+    # All of a request's sentences go in one call: the scheduler merges them with other requests'
+    # and sorts them by length, so splitting costs no extra round trips. A second call, for the
+    # whole request, only where inline tags or placeholders could not be placed in a sentence's
+    # translation (translator/text/plan.py).
+    first = await _translate(payload, sources, [plan.first_round for plan in plans], engine)
+    resolutions: list[Resolution] = [plan.resolve(texts) for plan, texts in zip(plans, first, strict=True)]
+    second = await _translate(payload, sources, [r.second_round for r in resolutions], engine)
+    out = []
+    for index, (record, resolution, texts) in enumerate(zip(payload.records, resolutions, second, strict=True)):
+        language, confidence = detected[index] if detected is not None else (None, None)
+        text = resolution.render(texts)
+        out.append(TranslatedRecord(id=record.id, text=text, detectedLang=language, detectedConfidence=confidence))
+    return TranslationResult(result=out)
+
+
+async def _translate(
+    payload: Payload, sources: list[str], texts: list[list[str]], engine: EngineCall
+) -> list[list[str]]:
+    """Each record's texts translated, in one engine call for the whole request."""
     pieces = [
         Piece(text=text, source=source, target=payload.to_lang)
-        for plan, source in zip(plans, sources, strict=True)
-        for text in plan.pieces
+        for record_texts, source in zip(texts, sources, strict=True)
+        for text in record_texts
     ]
-    # All of a request's pieces go in one call: the dispatcher merges them with other requests'
-    # pieces and the engine sorts them by length, so splitting costs no extra round trips.
-    results = list(await engine(pieces)) if pieces else []
+    if not pieces:
+        return [[] for _ in texts]
+    results = list(await engine(pieces))
     if len(results) != len(pieces):
         raise TranslationFailed(f"the engine answered {len(results)} pieces for {len(pieces)} sent")
-    spaced = payload.to_lang not in UNSPACED_LANGUAGES
-    return TranslationResult(result=_reassemble(payload, plans, results, spaced, detected))
-
-
-async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple[list[str], list[str]]:
-    """Each record's source language and the `detectedLang` to answer, or UndeterminedLanguage
-    naming every record whose language is not determined when there is no fallback."""
-    texts = [record.text for record in payload.records]
-    # In a thread: the first call loads the detector's model (about a second), and scoring a
-    # large request takes a while; the worker's event loop keeps serving meanwhile.
-    detections = await asyncio.to_thread(_detect_all, texts, frozenset(supported))
-    sources, detected, failures = [], [], []
-    for index, (record, detection) in enumerate(zip(payload.records, detections, strict=True)):
-        if detection is None:  # blank: nothing to detect, nothing to translate
-            sources.append(payload.to_lang)
-            detected.append(UNDETERMINED)
-        elif detection.language is not None:
-            sources.append(detection.language)
-            detected.append(detection.language)
-        elif payload.fallback_lang is not None:
-            sources.append(payload.fallback_lang)
-            detected.append(UNDETERMINED)
-        else:
-            failures.append((index, record.id, detection.reason or "language not determined"))
-    if failures:
-        raise UndeterminedLanguage(failures)
-    return sources, detected
-
-
-def _detect_all(texts: list[str], supported: frozenset[str]) -> list[Detection | None]:
-    if not any(text.strip() for text in texts):
-        return [None] * len(texts)  # the model is not loaded for a request of blank records
-    detector = detector_for(supported)
-    return [detector.detect(text) if text.strip() else None for text in texts]
-
-
-def _plans(payload: Payload, sources: list[str]) -> list[Segmented]:
-    # A record already in the target language comes back as it is, like a whole request does.
-    return [
-        split_text(record.text, limits.MAX_PIECE_CHARS, source) if source != payload.to_lang else _verbatim(record.text)
-        for record, source in zip(payload.records, sources, strict=True)
-    ]
-
-
-def _verbatim(text: str) -> Segmented:
-    return Segmented((text,), (False,)) if text else Segmented((), ())
-
-
-def _reassemble(
-    payload: Payload, plans: list[Segmented], results: list[PieceResult], spaced: bool, detected: list[str] | None
-) -> list[TranslatedRecord]:
     out = []
     start = 0
-    for index, (record, plan) in enumerate(zip(payload.records, plans, strict=True)):
-        mine = results[start : start + len(plan.pieces)]
-        start += len(plan.pieces)
+    for index, (record, record_texts) in enumerate(zip(payload.records, texts, strict=True)):
+        mine = results[start : start + len(record_texts)]
+        start += len(record_texts)
         bad = next((r for r in mine if r.error is not None or r.text is None), None)
         if bad is not None:
             message = f"record {record.id!r} could not be translated: {bad.error or 'no text returned'}"
@@ -153,22 +115,65 @@ def _reassemble(
             if bad.error_kind == ENGINE_FAILED:
                 raise TranslationFailed(message)
             raise RecordFailed(message, record.id, index)
-        texts = [r.text or "" for r in mine]
-        if spaced:
-            texts = _space_adjacent(plan, texts)
-        language = detected[index] if detected is not None else None
-        out.append(TranslatedRecord(id=record.id, text=join(plan, texts), detectedLang=language))
+        out.append([r.text or "" for r in mine])
     return out
 
 
-def _space_adjacent(plan: Segmented, texts: list[str]) -> list[str]:
-    spaced = list(texts)
-    piece = -1
-    previous_was_piece = False
-    for is_piece in plan.translatable:
-        if is_piece:
-            piece += 1
-            if previous_was_piece and spaced[piece] and spaced[piece - 1]:
-                spaced[piece] = " " + spaced[piece]
-        previous_was_piece = is_piece
-    return spaced
+async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple[list[str], list[tuple[str, float]]]:
+    """Each record's source language, and the (detectedLang, detectedConfidence) to answer.
+
+    A record with letters is never refused: one whose language is not determined (a greeting, a
+    button label, an ambiguous line) is translated from `fallbackLang` when the caller gave one
+    (answered 'und'), else from the language most of its request's determined records are in,
+    else from the detector's best guess. Records without letters come back as they are ('und').
+    """
+    # In a thread: the first call loads the detector's model (about a second), and scoring (and
+    # parsing HTML) of a large request takes a while; the worker's event loop keeps serving meanwhile.
+    texts, detections = await asyncio.to_thread(_detect_all, payload, frozenset(supported))
+    majority = _majority([d for d in detections if d is not None and d.language is not None])
+    detector = detector_for(frozenset(supported)) if majority is not None else None
+    sources, detected = [], []
+    for text, detection in zip(texts, detections, strict=True):
+        if detection is None or detection.guess is None:  # no letters: nothing to translate
+            sources.append(payload.to_lang)
+            detected.append((UNDETERMINED, 0.0))
+        elif detection.language is not None:
+            sources.append(detection.language)
+            detected.append((detection.language, round(detection.confidence, 3)))
+        elif payload.fallback_lang is not None:
+            sources.append(payload.fallback_lang)
+            detected.append((UNDETERMINED, 0.0))
+        elif majority is not None and detector is not None:
+            sources.append(majority)
+            detected.append((majority, round(detector.share(text, majority), 3)))
+        else:
+            sources.append(detection.guess)
+            detected.append((detection.guess, round(detection.guess_confidence, 3)))
+    return sources, detected
+
+
+def _majority(detections: list[Detection]) -> str | None:
+    """The language most determined records are in (ties: the higher total confidence)."""
+    if not detections:
+        return None
+    votes: dict[str, tuple[int, float]] = {}
+    for detection in detections:
+        count, total = votes.get(detection.language or "", (0, 0.0))
+        votes[detection.language or ""] = (count + 1, total + detection.confidence)
+    return max(votes, key=votes.__getitem__)
+
+
+def _detect_all(payload: Payload, supported: frozenset[str]) -> tuple[list[str], list[Detection | None]]:
+    texts = [language_text(record.text, payload.format) for record in payload.records]
+    if not any(has_letters(text) for text in texts):
+        return texts, [None] * len(texts)  # the model is not loaded for a request without words
+    detector = detector_for(supported)
+    return texts, [detector.detect(text) if has_letters(text) else None for text in texts]
+
+
+def _plans(payload: Payload, sources: list[str]) -> list[Plan]:
+    # A record already in the target language comes back as it is, like a whole request does.
+    return [
+        plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format)
+        for record, source in zip(payload.records, sources, strict=True)
+    ]

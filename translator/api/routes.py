@@ -1,4 +1,5 @@
-"""Routes of the API workers beside the translation endpoint: `GET /languages`."""
+"""Routes of the API workers beside `POST /translation`: `GET /languages` and the
+LibreTranslate-compatible API (translator/api/libretranslate.py)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,19 @@ def languages_body(languages: list[str]) -> dict[str, Any]:
     }
 
 
-def languages_app(get_languages: Callable[[], list[str]]) -> Any:
-    """A tiny ASGI app answering `GET /languages` with the loaded model's language codes."""
+def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[], Any]) -> Any:
+    """The ASGI app of these routes; `get_service` gives the worker's service (for the
+    LibreTranslate API, which translates through its handler)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
+
+    from translator.api import libretranslate
 
     async def languages(_: Request) -> JSONResponse:
         return JSONResponse(languages_body(get_languages()))
 
     # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
     # at "/languages" would redirect the bare path to "/languages/".
-    return Starlette(routes=[Route("/languages", languages, methods=["GET"])])
+    return Starlette(routes=[Route("/languages", languages, methods=["GET"]), *libretranslate.routes(get_service)])

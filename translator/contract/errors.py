@@ -42,20 +42,6 @@ class UnsupportedLanguage(InvalidRequest):
         )
 
 
-class UndeterminedLanguage(InvalidRequest):
-    """`"fromLang": "auto"` and some records' language could not be detected (or is not the model's)."""
-
-    def __init__(self, failures: list[tuple[int, str, str]]) -> None:
-        index, record_id, reason = failures[0]
-        more = f" (and {len(failures) - 1} more records)" if len(failures) > 1 else ""
-        super().__init__(
-            f"payload.records.{index}.text (id {record_id!r}): {reason}{more}; send its fromLang, or a "
-            "payload.fallbackLang for records whose language cannot be detected",
-            field=f"payload.records.{index}.text",
-            records=[{"index": i, "id": rid, "reason": why} for i, rid, why in failures],
-        )
-
-
 class Unauthorized(TranslationError):
     """No API key where the server requires one."""
 

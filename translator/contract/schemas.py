@@ -4,6 +4,8 @@ The API-to-engine protocol is in `translator.contract.protocol`."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from translator.contract import limits
@@ -37,8 +39,14 @@ class Payload(BaseModel):
         default=None,
         alias="fallbackLang",
         description="With fromLang 'auto': the language of records whose language cannot be detected with "
-        "confidence (or is one the model lacks); they are translated from it and answered with detectedLang "
-        "'und'. Without it such records fail the request with 400.",
+        "confidence (a single word, an ambiguous greeting, a language the model lacks); they are translated "
+        "from it and answered with detectedLang 'und'. Without it such a record takes the language detected "
+        "with confidence for the other records of the request, or else the detector's best guess.",
+    )
+    format: Literal["text", "html"] = Field(
+        default="text",
+        description="'text' (default) or 'html': text nodes are translated and the markup, entities, "
+        'comments, <script>, <style>, <code>, <pre> and translate="no" elements come back as they were.',
     )
 
 
@@ -53,7 +61,14 @@ class TranslatedRecord(BaseModel):
         alias="detectedLang",
         exclude_if=lambda value: value is None,
         description="With fromLang 'auto': the language detected for this record, or 'und' when it was not "
-        "determined and the record was translated from fallbackLang.",
+        "determined and the record was translated from fallbackLang, or has no letters.",
+    )
+    detected_confidence: float | None = Field(
+        default=None,
+        alias="detectedConfidence",
+        exclude_if=lambda value: value is None,
+        description="With fromLang 'auto': how likely detectedLang is, 0 to 1 (the detector's probability "
+        "for it among the model's languages).",
     )
 
 

@@ -4,7 +4,7 @@ The detector is py3langid 0.4 (a naive Bayes model over byte n-grams, 142 labels
 inside its 4.6 MB wheel, nothing is downloaded). It is loaded on the first detection, not at
 import: an API worker that never sees `auto` never pays for it (about 1.2 s and 75 MiB).
 
-A text's language is decided in three steps, each of which may refuse:
+A text's language is *determined* in three steps, each of which may decline:
 
 1. fewer than two words (numbers, URLs, a single word) cannot be told apart reliably;
 2. over all of the detector's labels (mapped to M2M100 codes, see `DETECTOR_TO_M2M100`), a label
@@ -14,8 +14,12 @@ A text's language is decided in three steps, each of which may refuse:
 3. restricted to the checkpoint's languages (probabilities renormalised), the best must have at
    least `MIN_CONFIDENCE`.
 
-The thresholds were chosen on the fixture corpus and its 1-3 word prefixes (README, "Language
-detection", and tests/unit/test_langdetect.py, which prints the table).
+A text that is not determined still has a *guess*, the best of the checkpoint's languages, for a
+caller that must translate it anyway (translator/api/pipeline.py: a greeting in a request of
+German records is German; alone, it is the detector's guess). Only text without letters has none.
+
+The thresholds were chosen on the fixture corpus and its 1-3 word prefixes (docs/detection.md,
+and tests/unit/test_langdetect.py, which prints the table).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from translator.text.segment import has_letters
 
 AUTO = "auto"
 # Answered as `detectedLang` for a record whose language was not determined (and which was
@@ -79,6 +85,10 @@ class Detection:
     language: str | None
     confidence: float
     reason: str | None = None
+    # The checkpoint's most likely language and its share of their probability, also when
+    # `language` is None; None only for text without letters.
+    guess: str | None = None
+    guess_confidence: float = 0.0
 
 
 class LanguageDetector:
@@ -90,32 +100,53 @@ class LanguageDetector:
 
     def detect(self, text: str) -> Detection:
         sample = text[:DETECT_CHARS]
+        if not has_letters(sample):
+            return Detection(None, 0.0, "no letters in it")
+        scores = self._scores(sample)
+        ranked = self._supported(scores)
+        guess, guess_confidence = ranked[0] if ranked else (None, 0.0)
         if _word_count(sample) < MIN_WORDS:
-            return Detection(None, 0.0, "too short to tell its language (fewer than 2 words)")
-        scores: dict[str, float] = defaultdict(float)
-        for label, probability in self._identifier.rank(sample):
-            scores[DETECTOR_TO_M2M100.get(label, label)] += probability
+            return Detection(None, 0.0, "too short to tell its language (fewer than 2 words)", guess, guess_confidence)
         overall = max(scores, key=scores.__getitem__)
         if overall not in self.languages and scores[overall] >= MIN_UNSUPPORTED:
             if overall == _NO_LANGUAGE:
-                return Detection(None, scores[overall], "no language found in it")
-            return Detection(
-                None, scores[overall], f"detected as {overall!r}, which the loaded model does not translate"
+                return Detection(None, scores[overall], "no language found in it", guess, guess_confidence)
+            reason = f"detected as {overall!r}, which the loaded model does not translate"
+            return Detection(None, scores[overall], reason, guess, guess_confidence)
+        if guess is None:
+            return Detection(None, 0.0, "none of the loaded model's languages can be detected")
+        if guess_confidence < MIN_CONFIDENCE:
+            reason = (
+                f"language not determined with confidence (best guess {guess!r} at {guess_confidence:.2f}, "
+                f"below {MIN_CONFIDENCE})"
             )
+            return Detection(None, guess_confidence, reason, guess, guess_confidence)
+        return Detection(guess, guess_confidence, None, guess, guess_confidence)
+
+    def rank(self, text: str) -> list[tuple[str, float]]:
+        """The checkpoint's languages by probability for `text` (renormalised over them), best
+        first; empty for text without letters."""
+        sample = text[:DETECT_CHARS]
+        if not has_letters(sample):
+            return []
+        return self._supported(self._scores(sample))
+
+    def share(self, text: str, language: str) -> float:
+        """`language`'s share of the checkpoint languages' probability for `text`."""
+        return dict(self.rank(text)).get(language, 0.0)
+
+    def _scores(self, sample: str) -> dict[str, float]:
+        scores: dict[str, float] = defaultdict(float)
+        for label, probability in self._identifier.rank(sample):
+            scores[DETECTOR_TO_M2M100.get(label, label)] += probability
+        return scores
+
+    def _supported(self, scores: dict[str, float]) -> list[tuple[str, float]]:
         supported = {code: p for code, p in scores.items() if code in self.languages}
         total = sum(supported.values())
-        if not supported or total <= 0.0:
-            return Detection(None, 0.0, "none of the loaded model's languages can be detected")
-        best = max(supported, key=supported.__getitem__)
-        confidence = supported[best] / total
-        if confidence < MIN_CONFIDENCE:
-            return Detection(
-                None,
-                confidence,
-                f"language not determined with confidence (best guess {best!r} at {confidence:.2f}, "
-                f"below {MIN_CONFIDENCE})",
-            )
-        return Detection(best, confidence)
+        if total <= 0.0:
+            return []
+        return sorted(((code, p / total) for code, p in supported.items()), key=lambda item: -item[1])
 
 
 _LOCK = threading.Lock()

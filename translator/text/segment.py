@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import sentencex
 
-__all__ = ["ABBREVIATIONS", "Segmented", "join", "split_text"]
+__all__ = ["ABBREVIATIONS", "Segmented", "has_letters", "join", "split_text"]
 
 # Words ending in "." that do not end a sentence when followed by whitespace, in any
 # source language (sentencex has longer, per-language lists; these are the ones it
@@ -197,6 +197,12 @@ class Segmented:
 
 # Languages written without spaces between sentences (and clauses): parts are rejoined without one.
 UNSPACED_LANGUAGES = frozenset({"ja", "zh", "th", "lo", "km", "my"})
+
+
+def has_letters(text: str) -> bool:
+    """Whether `text` has a letter of any script: text without (numbers, symbols, emoji) is never
+    sent to the model, and has no language to detect."""
+    return any(unicodedata.category(char).startswith("L") for char in text)
 
 
 def split_text(text: str, max_chars: int, language: str = "en") -> Segmented:

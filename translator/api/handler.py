@@ -1,0 +1,47 @@
+"""One translation request in an API worker, whichever API it came by: options from its headers,
+then the pipeline with this worker's engine client, abandoned if the client goes away.
+
+`POST /translation` and the LibreTranslate-compatible API (translator/api/libretranslate.py) both
+call `RequestHandler.translate`: one path to the model, one admission, one set of priorities.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from translator.api.disconnect import unless_disconnected
+from translator.api.engine_client import EngineClient
+from translator.api.pipeline import translate_payload
+from translator.api.request_options import deadline_ms_of, priority_of
+from translator.contract.protocol import Piece
+from translator.contract.schemas import Payload, TranslationResult
+
+
+class RequestHandler:
+    def __init__(self, client: EngineClient, languages: Collection[str], max_latency_ms: float) -> None:
+        self.client = client
+        self.languages = frozenset(languages)
+        self.max_latency_ms = max_latency_ms
+
+    async def translate(
+        self, payload: Payload, headers: Mapping[str, str], receive: Callable[[], Any]
+    ) -> TranslationResult:
+        """Raises `TranslationError` (answered by the caller in its API's error shape), or
+        `CallerGone` when the client closed the connection before the answer."""
+        priority = priority_of(headers)
+        # The latency objective runs from arrival here: time spent waiting for a connection to the
+        # engine counts, and the engine plans with what is left.
+        asked_ms = deadline_ms_of(headers)
+        budget_ms = min(asked_ms or math.inf, self.max_latency_ms)
+        deadline = time.monotonic() + budget_ms / 1000
+        # The caller's own deadline is kept whatever the engine does; the server's objective is the
+        # engine's to keep (translator/api/engine_client.py says why).
+        binding = asked_ms is not None and asked_ms <= self.max_latency_ms
+
+        async def engine(pieces: list[Piece]):
+            return await self.client.translate(pieces, priority, deadline, binding)
+
+        return await unless_disconnected(receive, translate_payload(payload, self.languages, engine))

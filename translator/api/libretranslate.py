@@ -1,0 +1,289 @@
+"""The LibreTranslate HTTP API, under `/libretranslate/`, for the clients teams already run.
+
+Weblate, Mastodon, Discourse, Nextcloud and `libretranslatepy` speak it (README, "LibreTranslate
+clients"). Each request becomes a `POST /translation` payload and goes through the same handler
+(translator/api/handler.py): the same admission (the middleware), scheduler, cache and priorities;
+a list of texts is a request of that many records, batched with everyone else's sentences.
+
+As LibreTranslate reads them, parameters come from the query string and from the body as JSON, a
+url-encoded form or a multipart form (the body wins); `GET languages` ignores a body
+(libretranslatepy sends a form with it). Errors are `{"error": "..."}` with LibreTranslate's
+statuses and messages where clients read them: 400 for a missing parameter or a language not
+served, 403 for an API key missing or not accepted, 413, 429 and 503 with Retry-After.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Callable, Collection
+from typing import Any, Protocol
+
+from translator.api.auth import api_keys, bearer_token, keys_problem
+from translator.api.disconnect import CallerGone
+from translator.api.handler import RequestHandler
+from translator.contract import limits
+from translator.contract.errors import (
+    ClientClosed,
+    Forbidden,
+    InvalidRequest,
+    PayloadTooLarge,
+    TranslationError,
+    Unavailable,
+)
+from translator.contract.schemas import Payload, Record
+from translator.text.langdetect import AUTO, DETECTABLE, detector_for
+from translator.text.plan import FORMATS, language_text
+
+PREFIX = "/libretranslate"
+# Codes LibreTranslate clients send for languages M2M100 names otherwise: LibreTranslate's own
+# `zt` (traditional Chinese) and `pb` (Brazilian Portuguese), and retired or 3-letter ISO codes.
+ALIASES = {"zt": "zh", "pb": "pt", "iw": "he", "in": "id", "ji": "yi", "jw": "jv", "nb": "no", "nn": "no"}
+ALIASES |= {"nso": "ns", "fil": "tl", "tgl": "tl"}
+# How many candidates `POST detect` lists.
+DETECT_CANDIDATES = 3
+
+
+class Service(Protocol):
+    """What the adapter needs of the API worker's service (service.py `Translation`)."""
+
+    handler: RequestHandler
+
+    async def __is_ready__(self) -> bool: ...
+
+
+def normalize_code(code: str, supported: Collection[str]) -> str | None:
+    """A client's language code as the model's (`pt-BR`, `pt_br`, `pb` -> `pt`; `zh-Hant`, `zt` ->
+    `zh`), or None when the model does not translate it."""
+    value = code.strip().lower().replace("_", "-")
+    for candidate in (value, ALIASES.get(value), value.split("-")[0], ALIASES.get(value.split("-")[0])):
+        if candidate and candidate in supported:
+            return candidate
+    return None
+
+
+@functools.cache
+def language_name(code: str) -> str:
+    """The English name of an M2M100 code, from CLDR (via langcodes and language_data)."""
+    import langcodes
+
+    tag = {"ns": "nso"}.get(code, code)  # M2M100's Northern Sotho is not an ISO 639-1 code
+    return str(langcodes.Language.get(tag).display_name("en"))
+
+
+def languages_body(languages: Collection[str]) -> list[dict[str, Any]]:
+    codes = sorted(languages)
+    # M2M100 translates between any two of its languages.
+    return [{"code": code, "name": language_name(code), "targets": codes} for code in codes]
+
+
+def settings_body(languages: Collection[str]) -> dict[str, Any]:
+    keys_on = keys_problem() is not None or _keys() is not None
+    target = "en" if "en" in languages else min(languages)
+    return {
+        "charLimit": limits.MAX_CHARS_PER_REQUEST,
+        "frontendTimeout": 500,
+        "apiKeys": keys_on,
+        "keyRequired": keys_on,
+        "suggestions": False,
+        "filesTranslation": False,
+        "supportedFilesFormat": [],
+        "language": {
+            "source": {"code": AUTO, "name": "Auto Detect"},
+            "target": {"code": target, "name": language_name(target)},
+        },
+    }
+
+
+def _keys() -> Any:
+    try:
+        return api_keys()
+    except Exception:  # the misconfiguration is keys_problem's to report
+        return None
+
+
+class _Invalid(InvalidRequest):
+    """A request LibreTranslate would refuse, with LibreTranslate's message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.message}
+
+
+def error_response(exc: TranslationError) -> Any:
+    """`{"error": message}` with the error's status and headers (Retry-After), as LibreTranslate
+    clients read them; the native API's field names become this API's."""
+    from starlette.responses import JSONResponse
+
+    message = exc.message.replace("payload.records", "q")
+    return JSONResponse({"error": message}, status_code=exc.status, headers=exc.headers())
+
+
+async def read_params(request: Any) -> dict[str, Any]:
+    """The request's parameters: the query string, then the body (JSON object or form)."""
+    params: dict[str, Any] = {}
+    for key in request.query_params:
+        values = request.query_params.getlist(key)
+        params[key] = values[0] if len(values) == 1 else values
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        try:
+            form = await request.form(max_part_size=limits.MAX_BODY_BYTES)
+        except Exception as exc:  # malformed multipart: python-multipart's and Starlette's errors
+            raise _Invalid(f"Invalid request: the form could not be read ({exc})") from exc
+        for key in form:
+            values = [v for v in form.getlist(key) if isinstance(v, str)]
+            if values:
+                params[key] = values[0] if len(values) == 1 else values
+        return params
+    body = await request.body()
+    if body.strip():
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise _Invalid(f"Invalid request: the body is not valid JSON ({exc})") from exc
+        if not isinstance(data, dict):
+            raise _Invalid("Invalid request: the JSON body must be an object")
+        params.update(data)
+    return params
+
+
+def _check_key(params: dict[str, Any], request: Any) -> None:
+    problem = keys_problem()
+    if problem is not None:
+        raise Unavailable("this server's API keys are misconfigured (its log says how); retry later")
+    keys = api_keys()
+    if keys is None:
+        return
+    offered = params.get("api_key")
+    token = offered.encode("utf-8") if isinstance(offered, str) and offered else bearer_token(request.scope["headers"])
+    if token is None or not keys.accepts(token):
+        raise Forbidden("Invalid API key")
+
+
+def _text_list(params: dict[str, Any], name: str = "q") -> tuple[list[str], bool]:
+    """The texts of `q` and whether it was a list."""
+    value = params.get(name)
+    if value is None:
+        raise _Invalid(f"Invalid request: missing {name} parameter")
+    if isinstance(value, str):
+        return [value], False
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value, True
+    raise _Invalid(f"Invalid request: {name} must be a string or a list of strings")
+
+
+def _language(params: dict[str, Any], name: str, supported: Collection[str], auto: bool = False) -> str:
+    value = params.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise _Invalid(f"Invalid request: missing {name} parameter")
+    if not isinstance(value, str):
+        raise _Invalid(f"Invalid request: {name} must be a language code")
+    if auto and value.strip().lower() == AUTO:
+        return AUTO
+    code = normalize_code(value, supported)
+    if code is None:
+        raise _Invalid(f"{value} is not supported")
+    return code
+
+
+def _alternatives(params: dict[str, Any]) -> int:
+    value = params.get("alternatives", 0)
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        raise _Invalid(f"Invalid request: alternatives must be a whole number, not {str(value)[:20]!r}") from None
+    if count < 0:
+        raise _Invalid("Invalid request: alternatives must not be negative")
+    return count
+
+
+def _confidence(value: float | None) -> float:
+    """LibreTranslate's confidence: a percentage."""
+    return round((value or 0.0) * 100, 1)
+
+
+async def translate(request: Any, service: Service) -> dict[str, Any]:
+    params = await read_params(request)
+    _check_key(params, request)
+    supported = service.handler.languages
+    texts, is_list = _text_list(params)
+    source = _language(params, "source", supported, auto=True)
+    target = _language(params, "target", supported)
+    fmt = params.get("format") or "text"
+    if fmt not in FORMATS:
+        raise _Invalid(f"Invalid request: format must be one of {', '.join(FORMATS)}, not {str(fmt)[:20]!r}")
+    if _alternatives(params):
+        raise _Invalid("Invalid request: alternatives are not offered by this server (send 0 or leave it out)")
+    if len(texts) > limits.MAX_RECORDS_PER_REQUEST:
+        raise PayloadTooLarge("q: number of texts", limits.MAX_RECORDS_PER_REQUEST, len(texts))
+    payload = Payload(
+        fromLang=source,
+        toLang=target,
+        records=[Record(id=str(index), text=text) for index, text in enumerate(texts)],
+        format="html" if fmt == "html" else "text",
+    )
+    result = await service.handler.translate(payload, request.headers, request.receive)
+    translated = [record.text for record in result.result]
+    body: dict[str, Any] = {"translatedText": translated if is_list else translated[0]}
+    if source == AUTO:
+        detected = [
+            {"confidence": _confidence(record.detected_confidence), "language": record.detected_lang}
+            for record in result.result
+        ]
+        body["detectedLanguage"] = detected if is_list else detected[0]
+    return body
+
+
+async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
+    params = await read_params(request)
+    _check_key(params, request)
+    texts, _ = _text_list(params)
+    fmt = params.get("format") or "text"
+    text = "\n".join(language_text(t, fmt if fmt in FORMATS else "text") for t in texts)
+    if len(text) > limits.MAX_CHARS_PER_REQUEST:
+        raise PayloadTooLarge("q: characters", limits.MAX_CHARS_PER_REQUEST, len(text))
+    supported = frozenset(service.handler.languages) & DETECTABLE
+    ranked = await asyncio.to_thread(lambda: detector_for(supported).rank(text))
+    candidates = [{"confidence": _confidence(share), "language": code} for code, share in ranked[:DETECT_CANDIDATES]]
+    return candidates or [{"confidence": 0.0, "language": "und"}]
+
+
+def routes(get_service: Callable[[], Service]) -> list[Any]:
+    """Starlette routes of the API under PREFIX; `get_service` gives this worker's service."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def answering(work: Callable[[Request, Service], Any]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> JSONResponse:
+            try:
+                return JSONResponse(await work(request, get_service()))
+            except TranslationError as exc:
+                return error_response(exc)
+            except CallerGone:
+                return error_response(ClientClosed("the client closed the connection"))
+
+        return endpoint
+
+    async def languages(request: Request, service: Service) -> list[dict[str, Any]]:
+        return languages_body(service.handler.languages)
+
+    async def frontend_settings(request: Request, service: Service) -> dict[str, Any]:
+        return settings_body(service.handler.languages)
+
+    async def health(request: Request) -> JSONResponse:
+        if await get_service().__is_ready__():
+            return JSONResponse({"status": "ok"})
+        return error_response(Unavailable("the translation engine is not ready; retry later"))
+
+    return [
+        Route(f"{PREFIX}/translate", answering(translate), methods=["POST"]),
+        Route(f"{PREFIX}/detect", answering(detect), methods=["POST"]),
+        Route(f"{PREFIX}/languages", answering(languages), methods=["GET", "POST"]),
+        Route(f"{PREFIX}/frontend/settings", answering(frontend_settings), methods=["GET"]),
+        Route(f"{PREFIX}/health", health, methods=["GET"]),
+    ]

@@ -1,0 +1,49 @@
+"""Spans of text that must come back byte-identical: placeholders, URLs and e-mail addresses.
+
+Localization tools send strings with placeholders their software fills in later (Weblate's own
+`[X7X]` tokens, printf's `%s` and `%(name)s`, `{name}`, `{{ name }}`, `${name}`); a translation that
+changes one breaks the program that uses it. URLs and e-mail addresses are not words either.
+`translator/text/plan.py` keeps each span found here verbatim: around the model's translation of
+the whole sentence when the model copied it, or by translating the text between them otherwise.
+
+Every pattern is linear (no nested quantifiers over the same characters).
+"""
+
+from __future__ import annotations
+
+import re
+
+_PATTERNS = (
+    # Weblate replaces the placeholders and markup it knows with [X<number>X] before machine translation.
+    r"\[X\d+X\]",
+    # printf: %s, %d, %1$s, %-5.2f, %(name)s, %@ (Objective-C); no space flag, so "50 % of" is text.
+    r"%(?:\(\w+\)|\d+\$)?[-+0#]*(?:\d+|\*)?(?:\.\d+)?[hlLqjzt]{0,2}[diouxXeEfFgGcrsaAp@]",
+    # {name}, {0}, {}, {{ name }}, ${name}, {user.name}, {count:02d}
+    r"\$?\{\{?\s*[\w.:$-]*\s*\}\}?",
+    r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]+",
+    r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+)
+_PLACEHOLDER = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS))
+# A URL's or address's last characters are more often the sentence's than its own.
+_TRAILING_PUNCTUATION = ".,;:!?)]}'\"»”’"
+
+
+def placeholder_spans(text: str) -> list[tuple[int, int]]:
+    """The non-overlapping `(start, end)` spans of `text` to keep verbatim, in order."""
+    spans = []
+    for match in _PLACEHOLDER.finditer(text):
+        start, end = match.span()
+        token = match.group()
+        if "://" in token or token.startswith("www.") or "@" in token[1:]:
+            while end > start and text[end - 1] in _TRAILING_PUNCTUATION and not _closes_inside(text[start:end]):
+                end -= 1
+        if end > start:
+            spans.append((start, end))
+    return spans
+
+
+def _closes_inside(token: str) -> bool:
+    # "https://en.wikipedia.org/wiki/Python_(language)" keeps its ")": it opened inside the URL.
+    last = token[-1]
+    pairs = {")": "(", "]": "[", "}": "{"}
+    return last in pairs and token.count(pairs[last]) >= token.count(last)
