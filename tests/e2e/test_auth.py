@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 import yaml
+from libretranslatepy import LibreTranslateAPI
 
 from harness.servers import ROOT, launch_server, register, start_server
 from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE
@@ -46,8 +47,24 @@ def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp
         for key in (KEY, OTHER):
             ok = requests.post(url, json=CONTRACT_REQUEST, headers={"Authorization": f"Bearer {key}"}, timeout=60)
             assert (ok.status_code, ok.json()) == (200, CONTRACT_RESPONSE)
-        # Kubernetes' probes, Prometheus and the language list need no key.
-        for path in ("/livez", "/readyz", "/metrics", "/languages"):
+        # The LibreTranslate API: the key in the body (as its clients send it) or as a bearer
+        # token; none or a wrong one is LibreTranslate's 403.
+        compat = f"{srv.url}/libretranslate/translate"
+        body = {"q": "Life is like a box of chocolates.", "source": "en", "target": "ja"}
+        for refused in (body, {**body, "api_key": WRONG}, {**body, "api_key": ""}):
+            response = requests.post(compat, json=refused, timeout=60)
+            assert (response.status_code, response.json()) == (403, {"error": "Invalid API key"})
+        expected = {"translatedText": CONTRACT_RESPONSE["result"][0]["text"]}
+        assert requests.post(compat, json={**body, "api_key": KEY}, timeout=60).json() == expected
+        assert requests.post(compat, data={**body, "api_key": OTHER}, timeout=60).json() == expected
+        bearer = requests.post(compat, json=body, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+        assert bearer.json() == expected
+        client = LibreTranslateAPI(f"{srv.url}/libretranslate/", api_key=KEY)
+        assert client.translate(body["q"], "en", "ja") == expected["translatedText"]
+        settings = requests.get(f"{srv.url}/libretranslate/frontend/settings", timeout=30).json()
+        assert settings["keyRequired"] is True
+        # Kubernetes' probes, Prometheus and the language lists need no key.
+        for path in ("/livez", "/readyz", "/metrics", "/languages", "/libretranslate/languages"):
             assert requests.get(srv.url + path, timeout=30).status_code == 200, path
         exposed = srv.log() + srv.metrics()
         for secret in (KEY, OTHER, WRONG):

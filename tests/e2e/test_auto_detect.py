@@ -50,33 +50,50 @@ def test_auto_translates_each_record_from_its_own_language(server):
     expected.append({"id": "r-en", "text": english, "detectedLang": "en"})
     for response in responses:
         assert response.status_code == 200, response.text
-        assert response.json() == {"result": expected}
+        result = response.json()["result"]
+        confidences = [record.pop("detectedConfidence") for record in result]
+        assert result == expected
+        assert all(0.35 <= confidence <= 1 for confidence in confidences), confidences
 
 
-def test_auto_refuses_undetectable_records_naming_them(server):
+def test_auto_answers_short_and_wordless_records_instead_of_refusing(server):
     docs = into_english()
     records = [
-        {"id": "ok", "text": docs["fr"][0]},
+        {"id": "de-1", "text": docs["de"][0]},
+        {"id": "greeting", "text": "Guten Morgen."},
         {"id": "number", "text": "12345"},
         {"id": "url", "text": "https://example.com/a/b"},
+        {"id": "emoji", "text": "👍 🎉"},
+        {"id": "de-2", "text": docs["de"][0]},
+        {"id": "fr", "text": docs["fr"][0]},
     ]
     response = post(server, {"fromLang": "auto", "toLang": "en", "records": records})
-    assert response.status_code == 400
-    body = response.json()
-    assert body["error"].startswith("payload.records.1.text (id 'number'): ")
-    assert "fallbackLang" in body["error"]
-    assert [(r["index"], r["id"]) for r in body["records"]] == [(1, "number"), (2, "url")]
+    assert response.status_code == 200, response.text
+    result = {record["id"]: record for record in response.json()["result"]}
+    assert [record["id"] for record in response.json()["result"]] == [r["id"] for r in records]
+    # a two-word greeting takes the language its request's determined records are in
+    assert result["greeting"]["detectedLang"] == "de"
+    assert 0 < result["greeting"]["detectedConfidence"] <= 1
+    # no letters: back as they were, language undetermined
+    for record_id, text in (("number", "12345"), ("url", "https://example.com/a/b"), ("emoji", "👍 🎉")):
+        assert result[record_id] == {"id": record_id, "text": text, "detectedLang": "und", "detectedConfidence": 0.0}
+    assert (result["de-1"]["text"], result["fr"]["text"]) == (docs["de"][1], docs["fr"][1])
 
 
 def test_auto_with_a_fallback_answers_every_record(server):
     docs = into_english()
-    records = [{"id": "de", "text": docs["de"][0]}, {"id": "number", "text": "12345"}]
+    records = [{"id": "de", "text": docs["de"][0]}, {"id": "word", "text": "Hallo"}]
     response = post(server, {"fromLang": "auto", "toLang": "en", "fallbackLang": "fr", "records": records})
     assert response.status_code == 200, response.text
     result = response.json()["result"]
-    assert result[0] == {"id": "de", "text": docs["de"][1], "detectedLang": "de"}
-    # translated from the fallback (the fixture model knows no such sentence: any text will do)
-    assert result[1]["id"] == "number" and result[1]["detectedLang"] == "und"
+    assert result[0] == {
+        "id": "de",
+        "text": docs["de"][1],
+        "detectedLang": "de",
+        "detectedConfidence": result[0]["detectedConfidence"],
+    }
+    # one word: translated from the fallback (the fixture model knows no such sentence: any text will do)
+    assert result[1]["id"] == "word" and result[1]["detectedLang"] == "und"
 
 
 def test_languages_says_auto_is_accepted(server):
