@@ -276,6 +276,16 @@ def _scenario_checks(
             True,
             f"{bulk_job['sentences']} one-sentence records in mixed pairs, m2m-translate's defaults",
         )
+    native = _find(rows, "service", scenario="libretranslate", priority="native")
+    compatible = _find(rows, "service", scenario="libretranslate", priority="libretranslate")
+    if native is not None and compatible is not None:
+        check(
+            "LibreTranslate API / POST /translation sentences/s ≥ 0.95",
+            _ratio(compatible["sentences_per_s"], native["sentences_per_s"]),
+            0.95,
+            True,
+            f"{native['concurrency']} Weblate-shaped clients, lists of {native['records_per_request']}",
+        )
     overload = _find(rows, "service", scenario="overload")
     if overload is not None:
         where = f"open loop at {_fmt(overload.get('offered_requests_per_s'))} requests/s"

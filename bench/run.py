@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ import yaml
 from bench import checkpoint, report, servers, workload
 from bench.memory import MemorySampler
 from bench.tokens import generated_tokens, outputs_path, tokens_exact, write_outputs
-from harness.load import LoadResult, closed_loop, open_loop, run_load
+from harness.load import Job, LoadResult, closed_loop, libretranslate_job, open_loop, run_load
 from harness.metrics import histogram_totals, samples
 from harness.servers import Server, register, start_server
 from translator.config import (
@@ -83,9 +83,12 @@ def _systems(text: str) -> list[str]:
 # overload: one-record requests sent open-loop at --overload-factor times the measured capacity.
 # repeated: 32 one-record clients cycling over the corpus's sentences (after one pass, all cached).
 # bulk: a corpus of one-sentence records in mixed pairs through `m2m-translate --url`, as a user runs it.
-SCENARIOS = ("mixed-priority", "overload", "repeated", "bulk")
+SCENARIOS = ("mixed-priority", "overload", "repeated", "bulk", "libretranslate")
 MIXED_INTERACTIVE, MIXED_BULK, MIXED_BULK_RECORDS = 8, 32, 16
 TARGET_CLIENTS = 32
+# The libretranslate scenario: Weblate sends lists of up to 20 texts, one request at a time per
+# project being translated; a few projects at once.
+WEBLATE_CLIENTS, WEBLATE_RECORDS = 4, 20
 BULK_HEADERS = {"Priority": "u=7"}
 
 
@@ -545,6 +548,62 @@ def run_repeated(
     return row
 
 
+def run_libretranslate(
+    server: Server,
+    sampler: MemorySampler,
+    args: argparse.Namespace,
+    settings: Settings,
+    tokenizer: Any,
+    log_dir: Path,
+) -> list[dict]:
+    """Weblate-shaped clients (lists of WEBLATE_RECORDS texts) on the LibreTranslate API, and the
+    same load on `POST /translation`: what the compatible path costs. Each API gets two halves of
+    the time, in turn (native, compatible, native, compatible), so that a machine that slows down
+    during the run does not favour one; each half draws texts of its own (no cache hits)."""
+    halves: dict[str, list[LoadResult]] = {"native": [], "libretranslate": []}
+    points: dict[str, list[_Point]] = {"native": [], "libretranslate": []}
+    epochs = iter(range(workload.EPOCH_LIBRETRANSLATE, workload.EPOCH_LIBRETRANSLATE + 10))
+
+    def jobs(api: str) -> Iterator[Job]:
+        native = (r.job() for r in workload.requests(WEBLATE_RECORDS, next(epochs)))
+        return native if api == "native" else (libretranslate_job(j) for j in native)
+
+    if args.warmup > 0:
+        for api in halves:
+            run_load(server.url, jobs(api), WEBLATE_CLIENTS, args.warmup / 2)
+    for _ in range(2):
+        for api in halves:
+            stream = jobs(api)
+            with _Point(server, sampler) as point:
+                halves[api].append(run_load(server.url, stream, WEBLATE_CLIENTS, args.duration / 2))
+            points[api].append(point)
+    rows = []
+    for api, results in halves.items():
+        merged = LoadResult(results[0].started, [o for r in results for o in r.outcomes])
+        point = points[api][-1]
+        point.pieces, point.calls = sum(p.pieces for p in points[api]), sum(p.calls for p in points[api])
+        point.cpu_s = sum(p.cpu_s for p in points[api])
+        row = _row(
+            server,
+            point,
+            merged,
+            WEBLATE_CLIENTS,
+            WEBLATE_RECORDS,
+            settings,
+            tokenizer,
+            log_dir,
+            priority=api,
+            scenario="libretranslate",
+        )
+        # Two halves with a gap between: the rate is over the time the halves took.
+        seconds = sum(r.seconds for r in results)
+        row["seconds"] = round(seconds, 3)
+        row["sentences_per_s"] = merged.sentences / seconds
+        row["generated_tokens_per_s"] = row["generated_tokens"] / seconds
+        rows.append(row)
+    return rows
+
+
 def _cache_lookups(server: Server) -> tuple[float, float]:
     """(hits, misses) of the engine's local cache so far."""
     lookups = samples(server.metrics(), "translation_cache_lookups_total")
@@ -654,6 +713,8 @@ def run_server_points(
             rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer, log_dir))
         if "repeated" in args.scenarios:
             rows.append(run_repeated(server, sampler, args, settings, tokenizer, log_dir))
+        if "libretranslate" in args.scenarios:
+            rows.extend(run_libretranslate(server, sampler, args, settings, tokenizer, log_dir))
         if "bulk" in args.scenarios:
             capacity = _capacity(rows, settings)
             rows.append(run_bulk(server, sampler, args, settings, tokenizer, capacity, log_dir))

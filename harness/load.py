@@ -22,10 +22,23 @@ class Job:
     body: dict
     expected: tuple[str, ...] | None = None
     headers: dict[str, str] | None = None  # e.g. {"Priority": "u=7"} for bulk work
+    path: str = "/translation"  # or the LibreTranslate API's (`libretranslate_job`)
 
     @property
     def ids(self) -> list[str]:
+        if "q" in self.body:  # LibreTranslate: answers are positional
+            return [str(i) for i in range(len(self.body["q"]))]
         return [record["id"] for record in self.body["payload"]["records"]]
+
+
+LIBRETRANSLATE_PATH = "/libretranslate/translate"
+
+
+def libretranslate_job(native: Job) -> Job:
+    """The same request as a LibreTranslate client (Weblate) sends it: a list `q` of texts."""
+    payload = native.body["payload"]
+    body = {"q": [r["text"] for r in payload["records"]], "source": payload["fromLang"], "target": payload["toLang"]}
+    return Job(body, native.expected, native.headers, LIBRETRANSLATE_PATH)
 
 
 def job(source: str, target: str, texts: Iterable[str], expected: Iterable[str] | None = None, prefix: str = "") -> Job:
@@ -41,9 +54,13 @@ def check_answer(job: Job, status: int, data: Any) -> tuple[str, list[str] | Non
     if status != 200:
         return f"HTTP {status}", None
     try:
-        result = data["result"]
-        ids = [record["id"] for record in result]
-        texts = [record["text"] for record in result]
+        if "q" in job.body:
+            texts = list(data["translatedText"])
+            ids = [str(i) for i in range(len(texts))]
+        else:
+            result = data["result"]
+            ids = [record["id"] for record in result]
+            texts = [record["text"] for record in result]
     except (KeyError, TypeError):
         return "bad body", None
     if ids != job.ids:
@@ -145,7 +162,7 @@ async def closed_loop(
                 item = next(iterator, None)
                 if item is None:
                     return
-                result.outcomes.append(await _send(session, f"{url}/translation", item))
+                result.outcomes.append(await _send(session, f"{url}{item.path}", item))
 
         await asyncio.gather(*(client() for _ in range(concurrency)))
     return result
@@ -168,7 +185,7 @@ async def open_loop(
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout), connector=connector) as session:
 
         async def one(item: Job) -> None:
-            result.outcomes.append(await _send(session, f"{url}/translation", item))
+            result.outcomes.append(await _send(session, f"{url}{item.path}", item))
 
         tasks = []
         for k in range(int(rate_per_s * seconds)):

@@ -73,7 +73,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory, fixture_model: Path) -> tupl
         "--baseline-workers",
         "1",
         "--scenarios",
-        "mixed-priority,overload,repeated,bulk",
+        "mixed-priority,overload,repeated,bulk,libretranslate",
         # Two engines, each on every system: the multi-engine run and the CTranslate2 conversion of a
         # checkpoint directory are part of what the smoke keeps from rotting.
         "--engines",
@@ -124,8 +124,20 @@ def test_one_row_per_point_with_every_key(smoke):
             ("mixed-priority", "interactive"),
             ("overload", ""),
             ("repeated", ""),
+            ("libretranslate", "native"),
+            ("libretranslate", "libretranslate"),
         ]
     )
+
+
+def test_the_libretranslate_scenario_answers_both_apis_and_reports_their_ratio(smoke):
+    _, data = smoke
+    rows = [r for r in data["rows"] if r["scenario"] == "libretranslate"]
+    for row in rows:
+        assert row["requests"] > 0 and row["outcomes"] == {"ok": row["requests"]}, row
+        assert row["sentences"] == 20 * row["requests"]
+    targets = [c["target"] for c in data["summary"]]
+    assert any(target.startswith("LibreTranslate API / POST /translation") for target in targets)
 
 
 def test_overload_answers_or_refuses_every_request_with_a_retry_after(smoke):
