@@ -228,6 +228,6 @@ def test_accuracy_of_what_short_records_are_translated_from(detector: LanguageDe
         beside = sum((detector.detect(text).language or lang) == lang for lang, text in cases)
         results[n] = (alone, beside, len(cases))
         print(f"| first {n} word{'s' if n > 1 else ''} | {len(cases)} | {alone} | {beside} |")
-    for n, (alone, beside, total) in results.items():
+    for n, (_, beside, total) in results.items():
         assert beside >= 0.98 * total, (n, beside)
     assert results[3][0] >= 0.9 * results[3][2] and results[1][0] >= 0.4 * results[1][2], results
