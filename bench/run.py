@@ -406,7 +406,10 @@ def _row(
     *,
     priority: str | None = None,
     scenario: str | None = None,
+    seconds: float | None = None,
 ) -> dict:
+    """`seconds`: the time the load ran when it is not the result's span (halves taken in turn)."""
+    seconds = result.seconds if seconds is None else seconds
     tokens = generated_tokens(tokenizer, result.texts, settings.generation)
     path = outputs_path(log_dir, server.name, concurrency, records, None, scenario, priority)
     write_outputs(path, result.texts)
@@ -422,10 +425,10 @@ def _row(
         "failed_requests": result.failed,
         "outcomes": dict(result.kinds),
         "sentences": result.sentences,
-        "seconds": round(result.seconds, 3),
-        "sentences_per_s": result.sentences / result.seconds,
+        "seconds": round(seconds, 3),
+        "sentences_per_s": result.sentences / seconds,
         "generated_tokens": tokens,
-        "generated_tokens_per_s": tokens / result.seconds,
+        "generated_tokens_per_s": tokens / seconds,
         **latency_fields(result.latencies_s),
         "refusal_latency_p50_s": report.percentile([o.seconds for o in refusals], 50),
         "refusal_latency_p99_s": report.percentile([o.seconds for o in refusals], 99),
@@ -434,7 +437,7 @@ def _row(
         "mean_batch_size": point.pieces / point.calls if point.calls else None,
         "model_calls": int(point.calls),
         **point.peak.as_row(),
-        "client_cpu_share": point.cpu_s / (result.seconds * (os.cpu_count() or 1)),
+        "client_cpu_share": point.cpu_s / (seconds * (os.cpu_count() or 1)),
         "first_failure": result.first_failure,
     }
     logger.info(
@@ -583,6 +586,7 @@ def run_libretranslate(
         point = points[api][-1]
         point.pieces, point.calls = sum(p.pieces for p in points[api]), sum(p.calls for p in points[api])
         point.cpu_s = sum(p.cpu_s for p in points[api])
+        # Two halves with the other API's in between: the rate is over the time the halves took.
         row = _row(
             server,
             point,
@@ -594,12 +598,8 @@ def run_libretranslate(
             log_dir,
             priority=api,
             scenario="libretranslate",
+            seconds=sum(r.seconds for r in results),
         )
-        # Two halves with a gap between: the rate is over the time the halves took.
-        seconds = sum(r.seconds for r in results)
-        row["seconds"] = round(seconds, 3)
-        row["sentences_per_s"] = merged.sentences / seconds
-        row["generated_tokens_per_s"] = row["generated_tokens"] / seconds
         rows.append(row)
     return rows
 

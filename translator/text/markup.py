@@ -23,7 +23,9 @@ Token kinds:
 
 from __future__ import annotations
 
+import bisect
 import html
+import math
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -64,12 +66,9 @@ class Token:
         multi-character reference maps to its start)."""
         if not self.offsets:
             return decoded
-        best = 0
-        for d, r in self.offsets:
-            if d > decoded:
-                break
-            best = r
-        return best
+        # The last offset at or before `decoded` (bisect: a long text node is cut many times).
+        index = bisect.bisect_right(self.offsets, (decoded, math.inf)) - 1
+        return self.offsets[index][1] if index >= 0 else 0
 
 
 def text_tokens(text: str) -> list[Token]:
