@@ -134,7 +134,8 @@ def test_codes_as_clients_send_them(server):
         ({"q": "Hello", "source": "en", "target": "zz"}, 400, "zz is not supported"),
         ({"q": "Hello", "source": "xx-YY", "target": "de"}, 400, "xx-YY is not supported"),
         ({"q": "Hello", "source": "en", "target": "de", "format": "pdf"}, 400, None),
-        ({"q": "Hello", "source": "en", "target": "de", "alternatives": "3"}, 400, None),
+        ({"q": "Hello", "source": "en", "target": "de", "alternatives": "9"}, 400, None),
+        ({"q": "Hello", "source": "en", "target": "de", "alternatives": "two"}, 400, None),
     ],
 )
 def test_errors_as_libretranslate_clients_read_them(server, form, status, error):
@@ -144,6 +145,22 @@ def test_errors_as_libretranslate_clients_read_them(server, form, status, error)
     assert set(body) == {"error"} and isinstance(body["error"], str)
     if error is not None:
         assert body["error"] == error
+
+
+def test_alternatives_are_other_translations_from_the_beam(server):
+    body = {"q": "Life is like a box of chocolates.", "source": "en", "target": "ja", "alternatives": 3}
+    answer = requests.post(f"{base(server)}/translate", json=body, timeout=60).json()
+    assert answer["translatedText"] == "人生はチョコレートの箱のようなものだ。"
+    others = answer["alternatives"]
+    assert 1 <= len(others) <= 3 and len(set(others)) == len(others) and answer["translatedText"] not in others
+    listed = requests.post(
+        f"{base(server)}/translate", json={**body, "q": [body["q"], "Welcome to Berlin!"]}, timeout=60
+    )
+    assert [len(a) <= 3 for a in listed.json()["alternatives"]] == [True, True]
+    assert (
+        "alternatives"
+        not in requests.post(f"{base(server)}/translate", json={**body, "alternatives": 0}, timeout=60).json()
+    )
 
 
 def test_limits_priority_and_bad_bodies(server):

@@ -65,6 +65,24 @@ def test_a_second_request_is_answered_from_the_cache_and_failures_are_not_cached
     assert observer.lookups[("local", "hit")] == 2
 
 
+def test_pieces_asking_for_alternatives_bypass_the_cache(valkey):  # noqa: F811
+    async def main():
+        model = FakeModel()
+        cache = TranslationCache("ns-alternatives", LocalCache(100), SharedCache(valkey.url, 60, 0.5))
+        await cache.translate(pieces("one", "two"), model)
+        asking = [Piece(text="one", source="en", target="fr", alternatives=2), *pieces("two", "three")]
+        results = await cache.translate(asking, model)
+        # the same sentence without alternatives: from the cache, as stored before
+        await cache.translate(pieces("one", "three"), model)
+        await cache.close()
+        return model.asked, results
+
+    asked, results = run(main())
+    assert [r.text for r in results] == ["ONE", "TWO", "THREE"]
+    # "one" was cached, but asked with alternatives it goes to the model (and is not stored again)
+    assert asked == ["one", "two", "one", "three"]
+
+
 def test_keys_depend_on_languages_model_and_settings():
     cache = TranslationCache(namespace("m2m:v1", {"num_beams": 5}), LocalCache(10))
     other_settings = TranslationCache(namespace("m2m:v1", {"num_beams": 1}), LocalCache(10))

@@ -102,17 +102,38 @@ def test_no_language_or_special_tokens_in_output(translator, pairs):
         assert not SPECIAL.search(result.text)
 
 
+class WatchedBackend:
+    """The translator's real backend behind the `Backend` interface, with a hook that sees (and
+    may refuse) every call: what the tests below watch instead of the translator's insides."""
+
+    def __init__(self, real, before):
+        self.real, self.before = real, before
+        self.name, self.device, self.precision = real.name, real.device, real.precision
+
+    def generate(self, rows, targets, max_new_tokens, min_new_tokens=0, hypotheses=1):
+        self.before(rows, targets)
+        return self.real.generate(rows, targets, max_new_tokens, min_new_tokens, hypotheses)
+
+    def release_memory(self):
+        self.real.release_memory()
+
+    def describe(self):
+        return self.real.describe()
+
+
+def watch(translator, monkeypatch, before) -> None:
+    monkeypatch.setattr(translator, "backend", WatchedBackend(translator.backend, before))
+
+
 def test_small_token_budget_splits_calls_but_not_results(make, pairs, monkeypatch):
     small = make(max_batch_tokens=64)
     calls = []
-    original = small._generate
 
     def counting(rows, targets):
         calls.append(len(rows))
         assert max(len(r) for r in rows) * len(rows) * small.num_beams <= 64 or len(rows) == 1
-        return original(rows, targets)
 
-    monkeypatch.setattr(small, "_generate", counting)
+    watch(small, monkeypatch, counting)
     sample = pairs[:20]
     assert [r.text for r in small.translate(pieces_of(sample))] == [ref for *_, ref in sample]
     assert len(calls) > 1
@@ -120,10 +141,7 @@ def test_small_token_budget_splits_calls_but_not_results(make, pairs, monkeypatc
 
 def test_duplicates_are_translated_once(translator, monkeypatch):
     rows_seen = []
-    original = translator._generate
-    monkeypatch.setattr(
-        translator, "_generate", lambda rows, targets: rows_seen.append(len(rows)) or original(rows, targets)
-    )
+    watch(translator, monkeypatch, lambda rows, targets: rows_seen.append(len(rows)))
     piece = Piece(text="Life is like a box of chocolates.", source="en", target="ja")
     results = translator.translate([piece, piece, piece])
     assert {r.text for r in results} == {"人生はチョコレートの箱のようなものだ。"}
@@ -143,15 +161,13 @@ def test_a_piece_counted_by_the_scheduler_is_not_encoded_again_for_its_batch(mak
 
 
 def test_a_failing_piece_does_not_fail_its_batch(translator, monkeypatch):
-    original = translator._generate
     poison = translator._encode("en", "Where is the nearest station?")
 
     def fragile(rows, targets):
         if poison in rows:
             raise RuntimeError("simulated failure")
-        return original(rows, targets)
 
-    monkeypatch.setattr(translator, "_generate", fragile)
+    watch(translator, monkeypatch, fragile)
     results = translator.translate(
         [
             Piece(text="Life is like a box of chocolates.", source="en", target="ja"),
@@ -199,8 +215,8 @@ def test_forced_new_tokens_gives_every_output_exactly_that_many_tokens(make, pai
     calls = []
     original = forced.backend.generate
 
-    def spy(rows, targets, max_new_tokens, min_new_tokens=0):
-        outputs = original(rows, targets, max_new_tokens, min_new_tokens)
+    def spy(rows, targets, max_new_tokens, min_new_tokens=0, hypotheses=1):
+        outputs = original(rows, targets, max_new_tokens, min_new_tokens, hypotheses)
         calls.append(outputs)
         return outputs
 
@@ -255,16 +271,14 @@ def test_split_clause_cuts_near_the_middle_at_punctuation_first():
 
 def test_a_failing_batch_is_retried_in_halves_not_piece_by_piece(translator, pairs, monkeypatch):
     engine = translator
-    real = engine._generate
     sizes: list[int] = []
 
-    def generate(rows, targets, full_budget=False):
+    def generate(rows, targets):
         sizes.append(len(rows))
         if len(rows) > 2:
             raise MemoryError("out of memory (as a GPU would say)")
-        return real(rows, targets, full_budget)
 
-    monkeypatch.setattr(engine, "_generate", generate)
+    watch(engine, monkeypatch, generate)
     sample = pairs[:8]
     results = engine.translate(pieces_of(sample))
     assert [r.text for r in results] == [ref for *_, ref in sample]
@@ -288,3 +302,14 @@ def test_a_piece_that_cannot_be_encoded_fails_alone(translator, pairs, monkeypat
     results = engine.translate(pieces)
     assert results[1].error == "ValueError: cannot encode this"
     assert [r.text for i, r in enumerate(results) if i != 1] == [ref for *_, ref in sample]
+
+
+def test_alternatives_are_the_next_hypotheses_of_the_beam(translator):
+    text = "Life is like a box of chocolates."
+    asked = Piece(text=text, source="en", target="ja", alternatives=3)
+    [with_alternatives, plain] = translator.translate([asked, Piece(text=text, source="en", target="ja")])
+    # the fixture's beam (5) is already wider than 3 + 1 hypotheses: the best is the same
+    assert with_alternatives.text == plain.text == "人生はチョコレートの箱のようなものだ。"
+    assert plain.alternatives == []
+    others = with_alternatives.alternatives
+    assert 1 <= len(others) <= 3 and len(set(others)) == len(others) and plain.text not in others

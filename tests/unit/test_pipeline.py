@@ -337,3 +337,26 @@ def test_a_large_request_is_split_off_the_event_loop(monkeypatch, chars, off_the
     result = run(payload(*records))
     assert len(result.result) == len(records)
     assert (threading.get_ident() not in threads) is off_the_loop and len(threads) == 1
+
+
+def test_alternatives_take_each_sentences_kth_alternative_and_are_distinct():
+    async def engine(pieces: list[Piece]) -> list[PieceResult]:
+        out = []
+        for p in pieces:
+            others = [f"{p.text.upper()} ({k})" for k in range(1, p.alternatives + 1)]
+            if p.text == "Two.":
+                others = others[:1]  # fewer found for this sentence
+            out.append(PieceResult(text=p.text.upper(), alternatives=others))
+        return out
+
+    body = {"fromLang": "en", "toLang": "fr", "alternatives": 2, "records": [{"id": "a", "text": "One. Two."}]}
+    [record] = asyncio.run(translate_payload(Payload.model_validate(body), LANGS, engine)).result
+    assert record.text == "ONE. TWO."
+    assert record.alternatives == ["ONE. (1) TWO. (1)", "ONE. (2) TWO."]
+    plain = asyncio.run(translate_payload(Payload.model_validate({**body, "alternatives": 0}), LANGS, engine))
+    assert json.loads(plain.model_dump_json()) == {"result": [{"id": "a", "text": "ONE. TWO."}]}
+
+
+def test_alternatives_are_bounded():
+    with pytest.raises(ValueError, match="alternatives"):
+        Payload.model_validate({"fromLang": "en", "toLang": "fr", "alternatives": 4, "records": []})

@@ -196,8 +196,8 @@ def _alternatives(params: dict[str, Any]) -> int:
         count = int(value)
     except (TypeError, ValueError):
         raise _Invalid(f"Invalid request: alternatives must be a whole number, not {str(value)[:20]!r}") from None
-    if count < 0:
-        raise _Invalid("Invalid request: alternatives must not be negative")
+    if not 0 <= count <= limits.MAX_ALTERNATIVES:
+        raise _Invalid(f"Invalid request: alternatives must be between 0 and {limits.MAX_ALTERNATIVES}, not {count}")
     return count
 
 
@@ -216,8 +216,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
     fmt = params.get("format") or "text"
     if fmt not in FORMATS:
         raise _Invalid(f"Invalid request: format must be one of {', '.join(FORMATS)}, not {str(fmt)[:20]!r}")
-    if _alternatives(params):
-        raise _Invalid("Invalid request: alternatives are not offered by this server (send 0 or leave it out)")
+    alternatives = _alternatives(params)
     if len(texts) > limits.MAX_RECORDS_PER_REQUEST:
         raise PayloadTooLarge("q: number of texts", limits.MAX_RECORDS_PER_REQUEST, len(texts))
     payload = Payload(
@@ -225,6 +224,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
         toLang=target,
         records=[Record(id=str(index), text=text) for index, text in enumerate(texts)],
         format="html" if fmt == "html" else "text",
+        alternatives=alternatives,
     )
     result = await service.handler.translate(payload, request.headers, request.receive)
     translated = [record.text for record in result.result]
@@ -235,6 +235,9 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
             for record in result.result
         ]
         body["detectedLanguage"] = detected if is_list else detected[0]
+    if alternatives:
+        others = [record.alternatives or [] for record in result.result]
+        body["alternatives"] = others if is_list else others[0]
     return body
 
 

@@ -77,23 +77,56 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
     # and sorts them by length, so splitting costs no extra round trips. A second call, for the
     # whole request, only where inline tags or placeholders could not be placed in a sentence's
     # translation (translator/text/plan.py).
-    first = await _translate(payload, sources, [plan.first_round for plan in plans], engine)
-    resolutions: list[Resolution] = [plan.resolve(texts) for plan, texts in zip(plans, first, strict=True)]
+    wanted = payload.alternatives
+    first = await _translate(payload, sources, [plan.first_round for plan in plans], engine, wanted)
+    resolutions: list[Resolution] = [
+        plan.resolve([r.text or "" for r in results]) for plan, results in zip(plans, first, strict=True)
+    ]
     second = await _translate(payload, sources, [r.second_round for r in resolutions], engine)
     out = []
-    for index, (record, resolution, texts) in enumerate(zip(payload.records, resolutions, second, strict=True)):
+    for index, (record, plan, resolution, results, more) in enumerate(
+        zip(payload.records, plans, resolutions, first, second, strict=True)
+    ):
         language, confidence = detected[index] if detected is not None else (None, None)
+        texts = [r.text or "" for r in more]
         text = resolution.render(texts)
-        out.append(TranslatedRecord(id=record.id, text=text, detectedLang=language, detectedConfidence=confidence))
+        alternatives = _alternatives(plan, resolution, results, texts, text, wanted) if wanted else None
+        out.append(
+            TranslatedRecord(
+                id=record.id,
+                text=text,
+                detectedLang=language,
+                detectedConfidence=confidence,
+                alternatives=alternatives,
+            )
+        )
     return TranslationResult(result=out)
 
 
+def _alternatives(
+    plan: Plan, best: Resolution, results: list[PieceResult], second: list[str], text: str, wanted: int
+) -> list[str]:
+    """A record's other translations: the k-th takes each sentence's k-th alternative (its best
+    where it has fewer), rendered as the best one was; distinct, best first."""
+    known = dict(zip(best.second_round, second, strict=True))
+    out: dict[str, None] = {}
+    for k in range(wanted):
+        choice = [r.alternatives[k] if len(r.alternatives) > k else r.text or "" for r in results]
+        resolution = plan.resolve(choice)
+        if not set(resolution.second_round) <= known.keys():
+            continue  # tags or placeholders placed otherwise than in the best: not without another call
+        rendered = resolution.render([known[t] for t in resolution.second_round])
+        if rendered != text:
+            out.setdefault(rendered, None)
+    return list(out)
+
+
 async def _translate(
-    payload: Payload, sources: list[str], texts: list[list[str]], engine: EngineCall
-) -> list[list[str]]:
+    payload: Payload, sources: list[str], texts: list[list[str]], engine: EngineCall, alternatives: int = 0
+) -> list[list[PieceResult]]:
     """Each record's texts translated, in one engine call for the whole request."""
     pieces = [
-        Piece(text=text, source=source, target=payload.to_lang)
+        Piece(text=text, source=source, target=payload.to_lang, alternatives=alternatives)
         for record_texts, source in zip(texts, sources, strict=True)
         for text in record_texts
     ]
@@ -115,7 +148,7 @@ async def _translate(
             if bad.error_kind == ENGINE_FAILED:
                 raise TranslationFailed(message)
             raise RecordFailed(message, record.id, index)
-        out.append([r.text or "" for r in mine])
+        out.append(mine)
     return out
 
 

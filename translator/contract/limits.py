@@ -29,3 +29,6 @@ MAX_CHARS_PER_REQUEST = 500_000
 # sentences, quality falls off on long inputs, and a SentencePiece token never covers less than
 # one character, so this also keeps every piece far below the model's 1024 source positions.
 MAX_PIECE_CHARS = 400
+
+# Alternatives (n-best) a record may ask for: each widens the beam search of its sentences.
+MAX_ALTERNATIVES = 3

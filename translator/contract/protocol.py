@@ -25,6 +25,8 @@ class Piece(BaseModel):
     text: str
     source: str
     target: str
+    # Other translations wanted beside the best (n-best from the beam search); 0 for the best only.
+    alternatives: int = 0
 
 
 # PieceResult.error_kind of a piece whose translation did not end within the model's limit, even
@@ -42,6 +44,9 @@ class PieceResult(BaseModel):
     text: str | None = None
     error: str | None = None
     error_kind: str | None = None
+    # The next best translations, best first, when the piece asked for them (fewer when the beam
+    # search found fewer distinct ones).
+    alternatives: list[str] = Field(default_factory=list)
 
 
 class EngineRefusal(BaseModel):

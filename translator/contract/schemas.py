@@ -43,6 +43,13 @@ class Payload(BaseModel):
         "from it and answered with detectedLang 'und'. Without it such a record takes the language detected "
         "with confidence for the other records of the request, or else the detector's best guess.",
     )
+    alternatives: int = Field(
+        default=0,
+        ge=0,
+        le=limits.MAX_ALTERNATIVES,
+        description=f"Other translations wanted for each record beside the best, 0 to {limits.MAX_ALTERNATIVES} "
+        "(from the beam search; answered as each record's `alternatives`, possibly fewer).",
+    )
     format: Literal["text", "html"] = Field(
         default="text",
         description="'text' (default) or 'html': text nodes are translated and the markup, entities, "
@@ -69,6 +76,12 @@ class TranslatedRecord(BaseModel):
         exclude_if=lambda value: value is None,
         description="With fromLang 'auto': how likely detectedLang is, 0 to 1 (the detector's probability "
         "for it among the model's languages).",
+    )
+
+    alternatives: list[str] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="With `alternatives` asked for: other translations of the record, best first.",
     )
 
 

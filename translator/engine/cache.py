@@ -130,24 +130,29 @@ class TranslationCache:
         return f"m2m:{self.space}:{digest}"
 
     async def translate(self, pieces: Sequence[Piece], submit: Submit) -> list[PieceResult]:
-        """Results for `pieces` in order: cached ones from the cache, the rest from `submit`."""
+        """Results for `pieces` in order: cached ones from the cache, the rest from `submit`.
+        Pieces that ask for alternatives neither come from the cache nor go into it (it holds one
+        translation a sentence)."""
         keys = [self.key(p) for p in pieces]
-        found: list[str | None] = [self.local.get(k) for k in keys]
-        self._count("local", found)
+        cacheable = [p.alternatives == 0 for p in pieces]
+        found: list[str | None] = [self.local.get(k) if c else None for k, c in zip(keys, cacheable, strict=True)]
+        self._count("local", [text for text, c in zip(found, cacheable, strict=True) if c])
         missing = [i for i, text in enumerate(found) if text is None]
-        if missing and self.shared is not None and self.shared.available:
+        lookup = [i for i in missing if cacheable[i]]
+        if lookup and self.shared is not None and self.shared.available:
+            missing = [i for i in missing if not cacheable[i]]
             try:
-                shared = await self.shared.get_many([keys[i] for i in missing])
+                shared = await self.shared.get_many([keys[i] for i in lookup])
             except Exception as exc:  # noqa: BLE001 - the shared cache is optional, whatever it raises
                 self.shared.failed(exc)
-                self.observer.lookup("shared", "error", len(missing))
+                self.observer.lookup("shared", "error", len(lookup))
             else:
                 self._count("shared", shared)
-                for i, text in zip(missing, shared, strict=True):
+                for i, text in zip(lookup, shared, strict=True):
                     if text is not None:
                         found[i] = text
                         self.local.put(keys[i], text)
-                missing = [i for i in missing if found[i] is None]
+            missing = sorted(missing + [i for i in lookup if found[i] is None])
         results = [PieceResult(text=text) for text in found]
         if not missing:
             return results
@@ -155,7 +160,7 @@ class TranslationCache:
         made = []
         for i, result in zip(missing, fresh, strict=True):
             results[i] = result
-            if result.error is None and result.text is not None:
+            if result.error is None and result.text is not None and cacheable[i]:
                 self.local.put(keys[i], result.text)
                 made.append((keys[i], result.text))
         if made and self.shared is not None and self.shared.available:

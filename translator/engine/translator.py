@@ -143,7 +143,7 @@ class Translator:
             else:
                 work.append(index)
 
-        keys = [(pieces[i].source, pieces[i].target, pieces[i].text) for i in work]
+        keys = [(pieces[i].source, pieces[i].target, pieces[i].text, pieces[i].alternatives) for i in work]
         unique, positions = deduplicate(keys)
         outcomes = self._translate_unique(unique)
         for index, slot in zip(work, positions, strict=True):
@@ -160,10 +160,10 @@ class Translator:
                 return f"unsupported {field} language {code!r}"
         return None
 
-    def _translate_unique(self, keys: list[tuple[str, str, str]], depth: int = 0) -> list[PieceResult]:
+    def _translate_unique(self, keys: list[tuple[str, str, str, int]], depth: int = 0) -> list[PieceResult]:
         out: list[PieceResult] = [PieceResult(error="internal: not translated")] * len(keys)
         rows: dict[int, list[int]] = {}
-        for index, (source, _, text) in enumerate(keys):
+        for index, (source, _, text, _) in enumerate(keys):
             # Encoding is per piece and inside the isolation: one piece that the tokenizer rejects
             # fails alone, not the batch it was merged into.
             try:
@@ -171,36 +171,39 @@ class Translator:
             except Exception as exc:  # noqa: BLE001
                 logger.exception("encoding one piece failed")
                 out[index] = PieceResult(error=f"{type(exc).__name__}: {exc}")
-        order = list(rows)
-        targets = {i: self.lang_ids[keys[i][1]] for i in order}
-        for batch in plan_batches([len(rows[i]) for i in order], self.max_batch_tokens, beams=self.num_beams):
-            members = [order[i] for i in batch]
-            results = self._run_batch([rows[i] for i in members], [targets[i] for i in members])
-            for index, result in zip(members, results, strict=True):
-                out[index] = result
+        targets = {i: self.lang_ids[keys[i][1]] for i in rows}
+        # Pieces that ask for alternatives search a wider beam: they run apart from the others.
+        for hypotheses in sorted({keys[i][3] + 1 for i in rows}):
+            order = [i for i in rows if keys[i][3] + 1 == hypotheses]
+            beams = max(self.num_beams, hypotheses)
+            for batch in plan_batches([len(rows[i]) for i in order], self.max_batch_tokens, beams=beams):
+                members = [order[i] for i in batch]
+                results = self._run_batch([rows[i] for i in members], [targets[i] for i in members], hypotheses)
+                for index, result in zip(members, results, strict=True):
+                    out[index] = result
         for index, result in enumerate(out):
             if result.error_kind == TRUNCATED:
                 out[index] = self._split_and_translate(keys[index], result, depth)
         return out
 
-    def _split_and_translate(self, key: tuple[str, str, str], failed: PieceResult, depth: int) -> PieceResult:
+    def _split_and_translate(self, key: tuple[str, str, str, int], failed: PieceResult, depth: int) -> PieceResult:
         """A piece whose translation does not end within the model's limit: translated in two
-        halves, cut at the clause boundary nearest its middle, and rejoined."""
-        source, target, text = key
+        halves, cut at the clause boundary nearest its middle, and rejoined (without alternatives)."""
+        source, target, text, _ = key
         halves = split_clause(text) if depth < MAX_SPLIT_DEPTH else None
         if halves is None:
             return failed
         logger.warning("translation of a %d-character piece did not end; translating it in two parts", len(text))
-        parts = self._translate_unique([(source, target, half) for half in halves], depth + 1)
+        parts = self._translate_unique([(source, target, half, 0) for half in halves], depth + 1)
         bad = next((part for part in parts if part.error is not None), None)
         if bad is not None:
             return bad
         glue = "" if target in UNSPACED_LANGUAGES else " "
         return PieceResult(text=glue.join(part.text or "" for part in parts))
 
-    def _run_batch(self, rows: list[list[int]], targets: list[int]) -> list[PieceResult]:
+    def _run_batch(self, rows: list[list[int]], targets: list[int], hypotheses: int = 1) -> list[PieceResult]:
         try:
-            outputs = self._generate(rows, targets)
+            outputs = self._generate(rows, targets, hypotheses=hypotheses)
         except Exception as exc:  # noqa: BLE001 - isolate the failure to the pieces that cause it
             if len(rows) == 1:
                 logger.exception("translation of one piece failed")
@@ -210,14 +213,18 @@ class Translator:
             logger.warning("batch of %d failed (%s); retrying in halves", len(rows), exc)
             self._release_memory()
             half = len(rows) // 2
-            return self._run_batch(rows[:half], targets[:half]) + self._run_batch(rows[half:], targets[half:])
+            return self._run_batch(rows[:half], targets[:half], hypotheses) + self._run_batch(
+                rows[half:], targets[half:], hypotheses
+            )
         results = []
-        for row, target, (text, complete) in zip(rows, targets, outputs, strict=True):
+        for row, target, (text, complete, others) in zip(rows, targets, outputs, strict=True):
             if not complete:
                 # Cut at the output budget: once more alone, with all the room the model has.
-                [(text, complete)] = self._generate([row], [target], full_budget=True)
+                [(text, complete, others)] = self._generate([row], [target], full_budget=True, hypotheses=hypotheses)
             if complete:
-                results.append(PieceResult(text=text))
+                # Alternatives: distinct from the best and from each other, in the beam's order.
+                alternatives = list(dict.fromkeys(t for t in others if t and t != text))
+                results.append(PieceResult(text=text, alternatives=alternatives))
             else:
                 results.append(
                     PieceResult(
@@ -238,13 +245,18 @@ class Translator:
         ids = [self._vocab.get(p, self.unk_id) for p in pieces]
         return (self.lang_ids[source], *ids, self.eos_id)
 
-    def _generate(self, rows: list[list[int]], targets: list[int], full_budget: bool = False) -> list[tuple[str, bool]]:
-        """(text, ended) per row: `ended` is false when the output stopped at its length budget."""
+    def _generate(
+        self, rows: list[list[int]], targets: list[int], full_budget: bool = False, hypotheses: int = 1
+    ) -> list[tuple[str, bool, list[str]]]:
+        """(text, ended, alternatives) per row: `ended` is false when the output stopped at its
+        length budget; `alternatives` the next hypotheses' texts (`hypotheses` - 1 of them)."""
         forced = self.generation.forced_new_tokens
         if forced:
             # Benchmarks: exactly `forced` new tokens per row, whatever the (random) weights say.
-            outputs = self.backend.generate(rows, targets, max_new_tokens=forced, min_new_tokens=forced)
-            return [(self._decode(out.ids), True) for out in outputs]
+            outputs = self.backend.generate(
+                rows, targets, max_new_tokens=forced, min_new_tokens=forced, hypotheses=hypotheses
+            )
+            return [(self._decode(out.ids), True, [self._decode(a) for a in out.alternatives]) for out in outputs]
         # Two decoder positions hold the prefix [</s>, __tgt__].
         room = self.max_positions - 2
         width = max(len(r) for r in rows)
@@ -253,8 +265,8 @@ class Translator:
             if full_budget
             else min(math.ceil(width * self.generation.max_length_ratio) + self.generation.max_length_margin, room)
         )
-        outputs = self.backend.generate(rows, targets, max_new_tokens=budget)
-        return [(self._decode(out.ids), out.ended) for out in outputs]
+        outputs = self.backend.generate(rows, targets, max_new_tokens=budget, hypotheses=hypotheses)
+        return [(self._decode(out.ids), out.ended, [self._decode(a) for a in out.alternatives]) for out in outputs]
 
     def _decode(self, ids: list[int]) -> str:
         # Language ids are dropped by id: current transformers no longer counts `__ja__` as a

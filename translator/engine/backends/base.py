@@ -38,6 +38,8 @@ class Generated:
 
     ids: list[int]
     ended: bool
+    # The next best hypotheses' ids, best first, when more than one was asked for.
+    alternatives: tuple[list[int], ...] = ()
 
 
 class Backend(Protocol):
@@ -46,9 +48,16 @@ class Backend(Protocol):
     precision: str
 
     def generate(
-        self, rows: list[list[int]], targets: list[int], max_new_tokens: int, min_new_tokens: int = 0
+        self,
+        rows: list[list[int]],
+        targets: list[int],
+        max_new_tokens: int,
+        min_new_tokens: int = 0,
+        hypotheses: int = 1,
     ) -> list[Generated]:
-        """One output per row, in order. Row i is decoded from [decoder_start, targets[i]]."""
+        """One output per row, in order. Row i is decoded from [decoder_start, targets[i]].
+        With `hypotheses` > 1, the beam is at least that wide and each output also carries the
+        next `hypotheses - 1` hypotheses."""
         ...
 
     def release_memory(self) -> None:

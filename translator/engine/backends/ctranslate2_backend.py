@@ -68,7 +68,12 @@ class CTranslate2Backend:
         )
 
     def generate(
-        self, rows: list[list[int]], targets: list[int], max_new_tokens: int, min_new_tokens: int = 0
+        self,
+        rows: list[list[int]],
+        targets: list[int],
+        max_new_tokens: int,
+        min_new_tokens: int = 0,
+        hypotheses: int = 1,
     ) -> list[Generated]:
         source = [[self.tokens[i] for i in row] for row in rows]
         # The decoder starts from the model's decoder_start_token (</s>); the prefix forces each
@@ -77,7 +82,8 @@ class CTranslate2Backend:
         results = self.translator.translate_batch(
             source,
             target_prefix=prefix,
-            beam_size=self.decoding.num_beams,
+            beam_size=max(self.decoding.num_beams, hypotheses),
+            num_hypotheses=hypotheses,
             length_penalty=self.decoding.length_penalty,
             no_repeat_ngram_size=self.decoding.no_repeat_ngram_size,
             # Lengths here count the prefix token; the budget is in new tokens.
@@ -86,7 +92,11 @@ class CTranslate2Backend:
             max_input_length=0,
             return_end_token=True,
         )
-        return [self._output(result.hypotheses[0], max_new_tokens) for result in results]
+        outputs = []
+        for result in results:
+            best, *others = (self._output(h, max_new_tokens) for h in result.hypotheses)
+            outputs.append(Generated(best.ids, best.ended, tuple(o.ids for o in others)))
+        return outputs
 
     def _output(self, hypothesis: list[str], max_new_tokens: int) -> Generated:
         tokens = hypothesis[1:]  # the target-language prefix

@@ -38,7 +38,12 @@ class TransformersBackend:
         self.model = model
 
     def generate(
-        self, rows: list[list[int]], targets: list[int], max_new_tokens: int, min_new_tokens: int = 0
+        self,
+        rows: list[list[int]],
+        targets: list[int],
+        max_new_tokens: int,
+        min_new_tokens: int = 0,
+        hypotheses: int = 1,
     ) -> list[Generated]:
         import torch
 
@@ -54,12 +59,14 @@ class TransformersBackend:
         lengths = {"max_new_tokens": max_new_tokens}
         if min_new_tokens:
             lengths["min_new_tokens"] = min_new_tokens
+        if hypotheses > 1:
+            lengths["num_return_sequences"] = hypotheses
         with torch.inference_mode():
             output = self.model.generate(
                 input_ids=input_ids.to(self.device),
                 attention_mask=attention.to(self.device),
                 decoder_input_ids=prefix.to(self.device),
-                num_beams=self.decoding.num_beams,
+                num_beams=max(self.decoding.num_beams, hypotheses),
                 length_penalty=self.decoding.length_penalty,
                 no_repeat_ngram_size=self.decoding.no_repeat_ngram_size,
                 **lengths,
@@ -67,7 +74,12 @@ class TransformersBackend:
                 forced_bos_token_id=None,
                 do_sample=False,
             )
-        return [self._output(row[prefix.shape[1] :].tolist(), max_new_tokens) for row in output.cpu()]
+        outputs = [self._output(row[prefix.shape[1] :].tolist(), max_new_tokens) for row in output.cpu()]
+        if hypotheses == 1:
+            return outputs
+        # num_return_sequences: each row's hypotheses are consecutive, best first.
+        grouped = [outputs[i : i + hypotheses] for i in range(0, len(outputs), hypotheses)]
+        return [Generated(best.ids, best.ended, tuple(o.ids for o in others)) for best, *others in grouped]
 
     def _output(self, ids: list[int], max_new_tokens: int) -> Generated:
         if self.special.eos in ids:
