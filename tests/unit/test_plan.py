@@ -249,3 +249,79 @@ def test_the_identity_model_gives_back_the_same_document(document: str):
     translated = lxml_html.fragment_fromstring(answer, create_parent="root")
     assert translated.text_content() == original.text_content()
     assert [e.tag for e in translated.iter()] == [e.tag for e in original.iter()]
+
+
+# --- found in review: each of these once failed ---------------------------------------------------
+
+
+def test_a_long_kept_span_inside_an_inline_element_splits_the_block_without_failing():
+    long_url = "https://example.com/" + "a" * 250
+    answer, _, _ = translate(f"<p><b>See {long_url} now.</b></p>", upper)
+    assert answer == f"<p><b>SEE {long_url} NOW.</b></p>"
+
+
+@pytest.mark.parametrize(
+    ("document", "kept"),
+    [
+        ("See https://example.com/search?q=x&page=2 today.", "https://example.com/search?q=x&page=2"),
+        ("Mail sales&support@x.com today.", "support@x.com"),
+        ("Hello&world{name} is here.", "{name}"),
+        ("Price: 5 &euro%s, nice.", "%s"),
+    ],
+)
+def test_an_ampersand_that_is_not_a_reference_is_text(document, kept):
+    answer, _, _ = translate(document, lambda t: t)
+    assert answer.count(kept) == 1
+    assert lxml_html.fragment_fromstring(answer, create_parent="p").text_content() == (
+        lxml_html.fragment_fromstring(document, create_parent="p").text_content()
+    )
+
+
+def test_a_mastodon_link_keeps_its_url_and_empty_spans():
+    link = (
+        '<a href="https://ex.com/blog/how-to-cook" rel="nofollow noopener" target="_blank">'
+        '<span class="invisible">https://</span><span class="">ex.com/blog/how-to-cook</span>'
+        '<span class="invisible"></span></a>'
+    )
+    post = f"<p>Read this article {link} it is great.</p>"
+    answer, first, second = translate(post, lambda t: t)
+    assert answer == post and second == []
+    answer, first, second = translate(post, upper)
+    assert answer == f"<p>READ THIS ARTICLE {link} IT IS GREAT.</p>"
+    assert not any("ex.com" in text for text in second)
+
+
+def test_an_inline_element_is_never_placed_inside_a_word():
+    pairs = {"Click on the button.": "Cliquez sur le bouton.", "I have a cat.": "J'ai un chat."}
+    for document in ("Click <b>on</b> the button.", "I have <em>a</em> cat."):
+        answer, _, _ = translate(document, corpus(pairs))
+        assert "bout<b>" not in answer and "J'<em>" not in answer
+
+
+def test_urls_and_addresses_in_text_without_spaces():
+    for text, url in (
+        ("详见 https://example.com，谢谢你的帮助。", "https://example.com"),
+        ("请访问https://example.com了解更多。", "https://example.com"),
+        ("请联系me@x.com谢谢", "me@x.com"),
+    ):
+        assert [text[a:b] for a, b in placeholder_spans(text)] == [url]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        '<p translate="no">Keep<p>Translate me please.',
+        '<ul><li class="notranslate">Keep<li>Translate me please.</ul>',
+        "<p>Hi <b translate=no>Bob</p><p>Translate me please.</p>",
+    ],
+)
+def test_an_unclosed_element_not_to_translate_ends_where_html_ends_it(document):
+    answer, first, _ = translate(document, upper)
+    assert "TRANSLATE ME PLEASE." in answer
+    assert "Keep" in answer or "Bob" in answer
+
+
+def test_markup_cut_off_at_the_end_is_kept_as_markup():
+    for tail in ("<b", "<!-- open", "</di"):
+        answer, first, _ = translate(f"<p>Hello there.</p>{tail}", upper)
+        assert answer == f"<p>HELLO THERE.</p>{tail}" and first == ["Hello there."]

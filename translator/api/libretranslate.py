@@ -143,8 +143,8 @@ async def read_params(request: Any) -> dict[str, Any]:
     if body.strip():
         try:
             data = json.loads(body)
-        except ValueError as exc:
-            raise _Invalid(f"Invalid request: the body is not valid JSON ({exc})") from exc
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to be a request
+            raise _Invalid(f"Invalid request: the body is not valid JSON ({str(exc)[:200]})") from exc
         if not isinstance(data, dict):
             raise _Invalid("Invalid request: the JSON body must be an object")
         params.update(data)
@@ -167,13 +167,22 @@ def _check_key(params: dict[str, Any], request: Any) -> None:
 def _text_list(params: dict[str, Any], name: str = "q") -> tuple[list[str], bool]:
     """The texts of `q` and whether it was a list."""
     value = params.get(name)
-    if value is None:
+    if not value:  # absent, null, "" or [] (LibreTranslate's test is the same)
         raise _Invalid(f"Invalid request: missing {name} parameter")
     if isinstance(value, str):
-        return [value], False
+        return [_unicode(value, name)], False
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return value, True
+        return [_unicode(item, name) for item in value], True
     raise _Invalid(f"Invalid request: {name} must be a string or a list of strings")
+
+
+def _unicode(text: str, name: str) -> str:
+    """`text`, if it can be answered: JSON may carry lone surrogates, which no UTF-8 answer holds."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Invalid(f"Invalid request: {name} holds a lone surrogate (\\ud800-\\udfff), not text") from None
+    return text
 
 
 def _language(params: dict[str, Any], name: str, supported: Collection[str], auto: bool = False) -> str:
@@ -182,6 +191,7 @@ def _language(params: dict[str, Any], name: str, supported: Collection[str], aut
         raise _Invalid(f"Invalid request: missing {name} parameter")
     if not isinstance(value, str):
         raise _Invalid(f"Invalid request: {name} must be a language code")
+    _unicode(value, name)
     if auto and value.strip().lower() == AUTO:
         return AUTO
     code = normalize_code(value, supported)
@@ -192,10 +202,9 @@ def _language(params: dict[str, Any], name: str, supported: Collection[str], aut
 
 def _alternatives(params: dict[str, Any]) -> int:
     value = params.get("alternatives", 0)
-    try:
-        count = int(value)
-    except (TypeError, ValueError):
-        raise _Invalid(f"Invalid request: alternatives must be a whole number, not {str(value)[:20]!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
+        raise _Invalid(f"Invalid request: alternatives must be a whole number, not {str(value)[:20]!r}")
+    count = int(str(value).strip())
     if not 0 <= count <= limits.MAX_ALTERNATIVES:
         raise _Invalid(f"Invalid request: alternatives must be between 0 and {limits.MAX_ALTERNATIVES}, not {count}")
     return count
@@ -214,7 +223,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
     source = _language(params, "source", supported, auto=True)
     target = _language(params, "target", supported)
     fmt = params.get("format") or "text"
-    if fmt not in FORMATS:
+    if not isinstance(fmt, str) or fmt not in FORMATS:
         raise _Invalid(f"Invalid request: format must be one of {', '.join(FORMATS)}, not {str(fmt)[:20]!r}")
     alternatives = _alternatives(params)
     if len(texts) > limits.MAX_RECORDS_PER_REQUEST:

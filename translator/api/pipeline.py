@@ -7,6 +7,7 @@ model as behind BentoML, where the callable is the call to the engine service.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
 from translator.contract import limits
@@ -52,9 +53,9 @@ def check_languages(payload: Payload, supported: Collection[str]) -> None:
             raise UnsupportedLanguage(field, code)
 
 
-# Above this many characters in a request, splitting leaves the event loop (a thread hop costs
-# more than splitting a small request).
-SPLIT_IN_THREAD_CHARS = 20_000
+# Above this many characters in a request, planning and rendering leave the event loop (a thread
+# hop costs more than the work for a small request; HTML and placeholders make the work heavier).
+SPLIT_IN_THREAD_CHARS = 5_000
 
 
 async def translate_payload(payload: Payload, supported: Collection[str], engine: EngineCall) -> TranslationResult:
@@ -79,10 +80,26 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
     # translation (translator/text/plan.py).
     wanted = payload.alternatives
     first = await _translate(payload, sources, [plan.first_round for plan in plans], engine, wanted)
-    resolutions: list[Resolution] = [
-        plan.resolve([r.text or "" for r in results]) for plan, results in zip(plans, first, strict=True)
-    ]
+    resolve = functools.partial(_resolve_all, plans, first)
+    resolutions = await asyncio.to_thread(resolve) if large else resolve()
     second = await _translate(payload, sources, [r.second_round for r in resolutions], engine)
+    render = functools.partial(_render_all, payload, plans, resolutions, first, second, detected, wanted)
+    return TranslationResult(result=await asyncio.to_thread(render) if large else render())
+
+
+def _resolve_all(plans: list[Plan], first: list[list[PieceResult]]) -> list[Resolution]:
+    return [plan.resolve([r.text or "" for r in results]) for plan, results in zip(plans, first, strict=True)]
+
+
+def _render_all(
+    payload: Payload,
+    plans: list[Plan],
+    resolutions: list[Resolution],
+    first: list[list[PieceResult]],
+    second: list[list[PieceResult]],
+    detected: list[tuple[str, float]] | None,
+    wanted: int,
+) -> list[TranslatedRecord]:
     out = []
     for index, (record, plan, resolution, results, more) in enumerate(
         zip(payload.records, plans, resolutions, first, second, strict=True)
@@ -100,7 +117,7 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
                 alternatives=alternatives,
             )
         )
-    return TranslationResult(result=out)
+    return out
 
 
 def _alternatives(

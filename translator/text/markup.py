@@ -89,15 +89,16 @@ def html_tokens(source: str) -> list[Token]:
         elif kind in ("start", "startend"):
             kept = name in KEPT_BLOCK or name in KEPT_INLINE or _not_translated(attrs)
             if kept and kind == "start" and name not in VOID:
-                close = _matching_end(events, index, name)
-                stop = events[close][4] if close is not None else len(source)
+                last, closed = _element_end(events, index, name)
+                stop = events[last][4] if last > index else end
                 raw = source[start:stop]
+                inner_end = last if closed else last + 1
                 if name in INLINE or name in KEPT_INLINE:
-                    inner = [source[e[3] : e[4]] for e in events[index + 1 : close] if e[0] == "data"]
+                    inner = [source[e[3] : e[4]] for e in events[index + 1 : inner_end] if e[0] == "data"]
                     tokens.append(Token(KEEP, raw, html.unescape("".join(inner)), name=name))
                 else:
                     tokens.append(Token(BREAK, raw, name=name))
-                index = close + 1 if close is not None else len(events)
+                index = last + 1
                 continue
             raw = source[start:end]
             if name in INLINE and kind == "start":
@@ -115,8 +116,56 @@ def html_tokens(source: str) -> list[Token]:
         else:  # comment, declaration, processing instruction: kept where they are
             tokens.append(Token(TAG, source[start:end], role=POINT))
         index += 1
+    tokens = _placeholders_across_tags(tokens)
     _pair(tokens)
     return tokens
+
+
+def _placeholders_across_tags(tokens: list[Token]) -> list[Token]:
+    """Placeholders and URLs that tags cut in parts (Mastodon writes a link's text as
+    `<span>https://</span><span>example.com/a</span>`): their text parts become KEEP too."""
+    out: list[Token] = []
+    block: list[Token] = []
+    for token in [*tokens, Token(BREAK, "")]:
+        if token.kind != BREAK:
+            block.append(token)
+            continue
+        out.extend(_protect(block) if sum(t.kind == TEXT for t in block) > 1 else block)
+        block = []
+        if token.raw:
+            out.append(token)
+    return out
+
+
+def _protect(block: list[Token]) -> list[Token]:
+    starts, position = [], 0
+    for token in block:
+        starts.append(position)
+        position += len(token.text) if token.kind in (TEXT, KEEP) else 0
+    visible = "".join(t.text for t in block if t.kind in (TEXT, KEEP))
+    # The spans of the tokens with text, in order: a placeholder inside one of them is its own.
+    edges = [(start, start + len(t.text)) for t, start in zip(block, starts, strict=True) if t.text]
+    lefts = [left for left, _ in edges]
+
+    def within_one(a: int, b: int) -> bool:
+        index = bisect.bisect_right(lefts, a) - 1
+        return index >= 0 and b <= edges[index][1]
+
+    crossing = [(a, b) for a, b in placeholder_spans(visible) if not within_one(a, b)]
+    if not crossing:
+        return block
+    out: list[Token] = []
+    for token, start in zip(block, starts, strict=True):
+        if token.kind != TEXT:
+            out.append(token)
+            continue
+        cuts = sorted(
+            {0, len(token.text)} | {min(max(edge - start, 0), len(token.text)) for span in crossing for edge in span}
+        )
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            inside = any(x <= start + a and start + b <= y for x, y in crossing)
+            out.append(_slice(token, a, b, KEEP if inside else TEXT))
+    return out
 
 
 def _not_translated(attrs: list[tuple[str, str | None]]) -> bool:
@@ -128,19 +177,47 @@ def _not_translated(attrs: list[tuple[str, str | None]]) -> bool:
     return False
 
 
-def _matching_end(events: list[tuple[str, str, list, int, int]], index: int, name: str) -> int | None:
-    depth = 0
+def _element_end(events: list[tuple[str, str, list, int, int]], index: int, name: str) -> tuple[int, bool]:
+    """The index of the last event of the element that starts at `index`, and whether that is its
+    end tag. An element left open ends before its parent's end tag, or where HTML implies its end
+    (`<p>` before a block, `<li>` before the next `<li>`; an inline element before a block): never
+    at the end of the document, which would keep everything after it untranslated."""
+    inside: list[str] = []
     for position in range(index + 1, len(events)):
         kind, other = events[position][0], events[position][1]
-        if other != name:
-            continue
-        if kind == "start":
-            depth += 1
+        if kind in ("start", "startend"):
+            if all(o in INLINE for o in inside) and _ends(name, other):
+                return position - 1, False
+            if kind == "start" and other not in VOID:
+                inside.append(other)
         elif kind == "end":
-            if depth == 0:
-                return position
-            depth -= 1
-    return None
+            if other in inside:
+                while inside.pop() != other:
+                    pass
+            elif other == name:
+                return position, True
+            elif other not in VOID:
+                return position - 1, False  # the parent closes
+    return len(events) - 1, False
+
+
+def _ends(name: str, starting: str) -> bool:
+    """Whether a `starting` tag implies the end of an open `name` element."""
+    phrasing = INLINE | KEPT_INLINE | INLINE_VOID
+    if name == "p" or name in INLINE or name in KEPT_INLINE:
+        return starting not in phrasing
+    return starting in _IMPLIED_BY.get(name, ())
+
+
+_IMPLIED_BY = {
+    "li": {"li"},
+    "dt": {"dt", "dd"},
+    "dd": {"dt", "dd"},
+    "td": {"td", "th", "tr"},
+    "th": {"td", "th", "tr"},
+    "tr": {"tr"},
+    "option": {"option", "optgroup"},
+}
 
 
 def _pair(tokens: list[Token]) -> None:
@@ -177,16 +254,19 @@ def _text_token(raw: str) -> Token:
     decoded_parts = []
     decoded = position = 0
     for match in _CHARREF.finditer(raw):
+        reference = _reference(match.group())
+        if reference is None:
+            continue  # not a reference (`&page=2`): its characters are text, read below
         for char in raw[position : match.start()]:
             offsets.append((decoded, position))
             decoded_parts.append(char)
             decoded += 1
             position += 1
         offsets.append((decoded, position))
-        value = html.unescape(match.group())
+        value = html.unescape(reference)
         decoded_parts.append(value)
         decoded += len(value)
-        position = match.end()
+        position = match.start() + len(reference)
     for char in raw[position:]:
         offsets.append((decoded, position))
         decoded_parts.append(char)
@@ -194,6 +274,21 @@ def _text_token(raw: str) -> Token:
         position += 1
     offsets.append((decoded, position))
     return Token(TEXT, raw, "".join(decoded_parts), offsets=offsets)
+
+
+def _reference(candidate: str) -> str | None:
+    """The character reference at the start of `candidate` (a match of _CHARREF), or None when
+    html.unescape leaves it as it is. A legacy reference without ";" (`&ampJerry`) is only its
+    entity's name (`&amp`): the letters after it are text."""
+    value = html.unescape(candidate)
+    if value == candidate:
+        return None
+    for length in range(len(candidate), 1, -1):
+        prefix = candidate[:length]
+        decoded = html.unescape(prefix)
+        if decoded != prefix and decoded + candidate[length:] == value:
+            return prefix
+    return candidate
 
 
 def _with_placeholders(token: Token) -> list[Token]:
@@ -218,7 +313,9 @@ def _slice(token: Token, start: int, end: int, kind: str) -> Token:
         return Token(KEEP, raw, token.text[start:end])
     if not token.offsets:
         return Token(TEXT, raw, token.text[start:end])
-    offsets = [(d - start, r - raw_start) for d, r in token.offsets if start <= d <= end]
+    low = bisect.bisect_left(token.offsets, (start, -1))
+    high = bisect.bisect_right(token.offsets, (end, math.inf))
+    offsets = [(d - start, r - raw_start) for d, r in token.offsets[low:high]]
     return Token(TEXT, raw, token.text[start:end], offsets=offsets)
 
 
@@ -284,4 +381,16 @@ def _events(source: str) -> list[tuple[str, str, list, int, int]]:
             merged[-1] = (kind, name, attrs, start, event[4])
         else:
             merged.append(event)
+    # Markup cut off at the end (`<b`, `<!-- ...`) comes back as data at close(): a browser shows
+    # none of it, so it is kept as markup, not translated as text.
+    if merged and merged[-1][0] == "data":
+        kind, name, attrs, start, end = merged[-1]
+        raw = source[start:end]
+        cut = next(
+            (i for i in range(len(raw) - 1) if raw[i] == "<" and (raw[i + 1].isalpha() or raw[i + 1] in "!/?")), None
+        )
+        if cut is not None:
+            merged[-1:] = [
+                e for e in ((kind, name, attrs, start, start + cut), ("other", "", [], start + cut, end)) if e[4] > e[3]
+            ]
     return merged

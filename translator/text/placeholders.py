@@ -20,8 +20,10 @@ _PATTERNS = (
     r"%(?:\(\w+\)|\d+\$)?[-+0#]*(?:\d+|\*)?(?:\.\d+)?[hlLqjzt]{0,2}[diouxXeEfFgGcrsaAp@]",
     # {name}, {0}, {}, {{ name }}, ${name}, {user.name}, {count:02d}
     r"\$?\{\{?\s*[\w.:$-]*\s*\}\}?",
-    r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]+",
-    r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    # URLs stop at whitespace, quotes, brackets, and at CJK characters and punctuation (Chinese and
+    # Japanese write a URL with no space before the next word or the full-width comma).
+    r"(?<![A-Za-z0-9])(?:(?:https?|ftp)://|www\.)[^\s<>\"'`\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]+",
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+",
 )
 _PLACEHOLDER = re.compile("|".join(f"(?:{pattern})" for pattern in _PATTERNS))
 # A URL's or address's last characters are more often the sentence's than its own.

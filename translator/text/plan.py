@@ -136,10 +136,10 @@ class Resolution:
             if translation is None or unit.plain:
                 self.located.append(None)
                 continue
-            rendered = _locate(unit, translation, {}, plan.escape)
+            rendered = _locate(unit, translation, {}, plan.escape, plan.spaced)
             self.located.append(rendered)
             if rendered is None:
-                for text in _second_round_texts(unit, translation):
+                for text in _second_round_texts(unit, translation, plan.spaced):
                     needed.setdefault(text, None)
         self.second_round = list(needed)
 
@@ -161,7 +161,8 @@ class Resolution:
             elif located is not None:
                 rendered = located
             else:
-                rendered = _locate(unit, translation, more, plan.escape) or _fragments(unit, more, plan.escape)
+                located = _locate(unit, translation, more, plan.escape, plan.spaced)
+                rendered = located or _fragments(unit, more, plan.escape)
             # Sentences that touched in the source (CJK, hard cuts) are spaced in a spaced target.
             touching = unit.raw_start == previous_end and previous_translated
             if plan.spaced and touching and translation and rendered:
@@ -247,7 +248,8 @@ def _unit(
     # element around the whole sentence stays outside, untouched, like everything between sentences.
     while first - 1 >= low and tokens[first - 1].kind == TAG and offset[first - 1] == start:
         tag = tokens[first - 1]
-        if tag.role == OPEN and tag.partner != -1 and offset[tag.partner] < end:
+        # (a partner beyond a long kept span is in another block: not this sentence's)
+        if tag.role == OPEN and tag.partner in offset and offset[tag.partner] < end:
             first -= 1
         else:
             break
@@ -285,15 +287,15 @@ def _unit(
     return _Unit(raw_start, raw_end, items, "".join(item.text for item in items))
 
 
-def _spans(unit: _Unit) -> tuple[list[tuple[int, int, str]], list[tuple[int, int, int]]]:
-    """The unit's kept spans (start, end, raw) and inline elements (start, end, open item index),
-    as offsets in its text; POINT tags make it unlocatable (None)."""
-    keeps, wraps = [], []
+def _spans(unit: _Unit) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """The unit's kept spans (start, end, item index) and inline elements (start, end, index of
+    the open tag's item), as offsets in its text."""
+    keeps, wraps = [], []  # (start, end, index of the kept item or of the open tag)
     position = 0
     opened: dict[int, int] = {}
     for index, item in enumerate(unit.items):
         if item.kind == KEEP:
-            keeps.append((position, position + len(item.text), item.raw))
+            keeps.append((position, position + len(item.text), index))
         elif item.kind == TAG and item.role == OPEN:
             opened[index] = position
         elif item.kind == TAG and item.role == CLOSE:
@@ -303,53 +305,92 @@ def _spans(unit: _Unit) -> tuple[list[tuple[int, int, str]], list[tuple[int, int
     return keeps, wraps
 
 
-def _locate(unit: _Unit, translation: str, more: dict[str, str], escape: Callable[[str], str]) -> str | None:
+def _locate(
+    unit: _Unit, translation: str, more: dict[str, str], escape: Callable[[str], str], spaced: bool = True
+) -> str | None:
     """The translation with the unit's tags and kept spans placed in it, or None if they cannot all
-    be placed consistently."""
+    be placed consistently. In a language written with spaces, an element's words are only found
+    as whole words (never `bout<b>on</b>` for "on")."""
     if any(item.kind == TAG and item.role == POINT for item in unit.items):
         return None
     keeps, wraps = _spans(unit)
-    placed: list[tuple[int, int, int, int, str]] = []  # (target start, target end, source start, source end, kind)
-    used: list[tuple[int, int]] = []
-    for start, end, _ in keeps:
-        found = _find(translation, unit.text[start:end], used)
+    # (target start, target end, source start, source end, item index of the kept span or open tag)
+    placed: list[tuple[int, int, int, int, int]] = []
+    taken = bytearray(len(translation) + 1)
+    cursor: dict[str, int] = {}  # a repeated placeholder's next occurrence is searched after its last
+    for start, end, item in keeps:
+        needle = unit.text[start:end]
+        found = _find(translation, needle, cursor.get(needle, 0), taken)
         if found is None:
             return None
-        used.append(found)
-        placed.append((*found, start, end, KEEP))
-    core_of = unit.text.strip()
-    for start, end, _ in wraps:
+        cursor[needle] = found[1]
+        taken[found[0] : found[1]] = b"\x01" * (found[1] - found[0])
+        placed.append((*found, start, end, item))
+    whole = unit.text.strip()
+    empty = []
+    for start, end, item in wraps:
         inner = unit.text[start:end]
         core = inner.strip()
         if not core:
-            return None
+            empty.append((start + len(inner) - len(inner.lstrip()), item))
+            continue
         lead = len(inner) - len(inner.lstrip())
-        source_span = (start + lead, start + lead + len(core))
-        if core == core_of:
+        if core == whole:
             stripped = translation.strip()
             found = (translation.find(stripped), translation.find(stripped) + len(stripped)) if stripped else None
         else:
-            found = _find(translation, core, [])
+            found = _find(translation, core, 0, None, spaced)
             if found is None and core in more:
-                found = _find(translation, more[core].strip(), [])
+                found = _find(translation, more[core].strip(), 0, None, spaced)
         if found is None:
             return None
-        placed.append((*found, *source_span, OPEN))
+        placed.append((*found, start + lead, start + lead + len(core), item))
+    for position, item in empty:
+        # An empty element (Mastodon's `<span class="invisible"></span>`) goes where its neighbour went.
+        target = _beside(placed, position, len(unit.text), len(translation))
+        if target is None:
+            return None
+        placed.append((target, target, position, position, item))
     if not _same_nesting(placed):
         return None
-    return _place(translation, unit, keeps, wraps, placed, escape)
+    return _place(translation, unit, placed, {item for *_, item in placed if unit.items[item].kind == KEEP}, escape)
 
 
-def _find(text: str, needle: str, used: list[tuple[int, int]]) -> tuple[int, int] | None:
+def _beside(placed: list[tuple[int, int, int, int, int]], position: int, length: int, translated: int) -> int | None:
+    before = [p[1] for p in placed if p[3] == position and p[3] > p[2]]
+    after = [p[0] for p in placed if p[2] == position and p[3] > p[2]]
+    if before:
+        return before[0]
+    if after:
+        return after[0]
+    if position == 0:
+        return 0
+    if position == length:
+        return translated
+    return None
+
+
+def _find(
+    text: str, needle: str, start: int = 0, taken: bytearray | None = None, whole_words: bool = False
+) -> tuple[int, int] | None:
+    """The first occurrence of `needle` in `text` from `start` that overlaps nothing `taken` and,
+    with `whole_words`, is not part of a longer word."""
     if not needle:
         return None
-    start = text.find(needle)
-    while start != -1:
-        span = (start, start + len(needle))
-        if not any(a < span[1] and span[0] < b for a, b in used):
-            return span
-        start = text.find(needle, start + 1)
+    index = text.find(needle, start)
+    while index != -1:
+        end = index + len(needle)
+        free = taken is None or not any(taken[index:end])
+        if free and (not whole_words or _word_edges(text, needle, index, end)):
+            return index, end
+        index = text.find(needle, index + 1)
     return None
+
+
+def _word_edges(text: str, needle: str, start: int, end: int) -> bool:
+    before = start > 0 and needle[0].isalnum() and text[start - 1].isalnum()
+    after = end < len(text) and needle[-1].isalnum() and text[end].isalnum()
+    return not before and not after
 
 
 def _relation(a: tuple[int, int], b: tuple[int, int]) -> str:
@@ -362,7 +403,7 @@ def _relation(a: tuple[int, int], b: tuple[int, int]) -> str:
     return "crossing"
 
 
-def _same_nesting(placed: list[tuple[int, int, int, int, str]]) -> bool:
+def _same_nesting(placed: list[tuple[int, int, int, int, int]]) -> bool:
     for i, first in enumerate(placed):
         for second in placed[i + 1 :]:
             source = _relation(first[2:4], second[2:4])
@@ -377,39 +418,39 @@ def _same_nesting(placed: list[tuple[int, int, int, int, str]]) -> bool:
 def _place(
     translation: str,
     unit: _Unit,
-    keeps: list[tuple[int, int, str]],
-    wraps: list[tuple[int, int, int]],
-    placed: list[tuple[int, int, int, int, str]],
+    placed: list[tuple[int, int, int, int, int]],
+    kept: set[int],
     escape: Callable[[str], str],
 ) -> str:
-    kept = {p[0]: (p[1], keep[2]) for p, keep in zip(placed[: len(keeps)], keeps, strict=True)}
-    # At one position: closing tags first (innermost first), then opening ones (outermost first),
-    # then a kept span; elements with the same span keep their source order.
-    opens: dict[int, list[tuple[int, int, str]]] = {}
-    closes: dict[int, list[tuple[int, int, str]]] = {}
-    for (start, end, *_), (_, _, item) in zip(placed[len(keeps) :], wraps, strict=True):
-        open_item = unit.items[item]
-        opens.setdefault(start, []).append((-end, item, open_item.raw))
-        closes.setdefault(end, []).append((-start, -item, unit.items[open_item.partner].raw))
+    """The translation, escaped, with the tags and kept spans at their target positions. At one
+    position: the elements ending there close (in source order: innermost first), then those
+    starting there open (in source order: outermost first); an empty element and a kept span go
+    after whatever came before them in the source."""
+    at: dict[int, list[tuple[str, int, str]]] = {}  # position -> (what, source index, raw)
+    spans: dict[int, int] = {}
+    for start, end, _, _, item in placed:
+        if item in kept:
+            at.setdefault(start, []).append(("keep", item, unit.items[item].raw))
+            spans[start] = end
+        elif start == end:
+            raw = unit.items[item].raw + unit.items[unit.items[item].partner].raw
+            at.setdefault(start, []).append(("empty", item, raw))
+        else:
+            at.setdefault(end, []).append(("close", unit.items[item].partner, unit.items[unit.items[item].partner].raw))
+            at.setdefault(start, []).append(("open", item, unit.items[item].raw))
     out: list[str] = []
-    plain: list[str] = []
-    position = 0
-    while True:
-        if position in closes or position in opens or position in kept:
-            out.append(escape("".join(plain)))
-            plain = []
-            out.extend(raw for *_, raw in sorted(closes.pop(position, [])))
-            out.extend(raw for *_, raw in sorted(opens.pop(position, [])))
-            if position in kept:
-                end, raw = kept.pop(position)
-                out.append(raw)
-                position = end
-                continue
-        if position >= len(translation):
-            break
-        plain.append(translation[position])
-        position += 1
-    out.append(escape("".join(plain)))
+    plain_from = 0
+    for position in sorted(at):
+        out.append(escape(translation[max(plain_from, 0) : position]) if position >= plain_from else "")
+        events = at[position]
+        order = sorted((e for e in events if e[0] == "close"), key=lambda e: e[1])
+        order += sorted((e for e in events if e[0] == "open"), key=lambda e: e[1])
+        for extra in sorted((e for e in events if e[0] in ("empty", "keep")), key=lambda e: e[1]):
+            after = [i for i, e in enumerate(order) if e[1] < extra[1]]
+            order.insert(after[-1] + 1 if after else 0, extra)
+        out.extend(raw for *_, raw in order)
+        plain_from = spans.get(position, position)
+    out.append(escape(translation[plain_from:]))
     return "".join(out)
 
 
@@ -429,12 +470,15 @@ def _runs(unit: _Unit) -> list[list[_Item]]:
     return runs
 
 
-def _second_round_texts(unit: _Unit, translation: str) -> list[str]:
+def _second_round_texts(unit: _Unit, translation: str, spaced: bool) -> list[str]:
     texts = []
     _, wraps = _spans(unit)
-    for start, end, _ in wraps:
+    for start, end, item in wraps:
         core = unit.text[start:end].strip()
-        if core and has_letters(core) and _find(translation, core, []) is None:
+        inside = unit.items[item + 1 : unit.items[item].partner]
+        # An element around kept text only (a link's URL) is never translated on its own.
+        words = any(i.kind == TEXT and has_letters(i.text) for i in inside)
+        if words and _find(translation, core, whole_words=spaced) is None:
             texts.append(core)
     for run in _runs(unit):
         if run[0].kind == TEXT:
