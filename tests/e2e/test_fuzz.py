@@ -58,11 +58,17 @@ def error_message(response: requests.Response | schemathesis.Response) -> str:
     return body["error"]
 
 
-def assert_answers_every_id(body: dict, records: list[dict]) -> list[str]:
+def assert_answers_every_id(body: dict, records: list[dict], payload: dict | None = None) -> list[str]:
     assert set(body) == {"result"}
     result = body["result"]
     assert [r["id"] for r in result] == [r["id"] for r in records], "every id once, in request order"
-    assert all(isinstance(r["text"], str) and set(r) == {"id", "text"} for r in result)
+    # Optional fields only when asked for: alternatives, and the detected language with "auto".
+    allowed = {"id", "text"}
+    if payload and payload.get("alternatives"):
+        allowed.add("alternatives")
+    if payload and payload.get("fromLang") == "auto":
+        allowed |= {"detectedLang", "detectedConfidence"}
+    assert all(isinstance(r["text"], str) and {"id", "text"} <= set(r) <= allowed for r in result)
     return [r["text"] for r in result]
 
 
@@ -79,7 +85,7 @@ def error_body_is_a_json_object_naming_the_problem(ctx, response, case):
 @schemathesis.check
 def translation_answers_every_id_in_order(ctx, response, case):
     if case.path == "/translation" and response.status_code == 200:
-        assert_answers_every_id(response.json(), case.body["payload"]["records"])
+        assert_answers_every_id(response.json(), case.body["payload"]["records"], case.body["payload"])
 
 
 @schemathesis.check

@@ -45,6 +45,7 @@ class Payload(BaseModel):
     )
     alternatives: int = Field(
         default=0,
+        strict=True,  # a number, not `false` or "2"
         ge=0,
         le=limits.MAX_ALTERNATIVES,
         description=f"Other translations wanted for each record beside the best, 0 to {limits.MAX_ALTERNATIVES} "
