@@ -11,35 +11,37 @@ build/bench-logs/<name>/. See bench/README.md.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import copy
 import dataclasses
 import hashlib
-import itertools
 import json
 import logging
 import os
 import platform
 import shlex
-import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import psutil
-import requests
 import yaml
 
 from bench import checkpoint, report, servers, workload
 from bench.memory import MemorySampler
-from bench.tokens import generated_tokens, outputs_path, tokens_exact, write_outputs
-from harness.load import Job, LoadResult, closed_loop, libretranslate_job, open_loop, run_load
-from harness.metrics import histogram_totals, samples
+from bench.points import run_offline, run_point
+from bench.scenarios import (
+    SCENARIOS,
+    run_bulk,
+    run_libretranslate,
+    run_mixed_priority,
+    run_overload,
+    run_repeated,
+)
+from bench.tokens import tokens_exact
 from harness.servers import Server, register, start_server
 from translator.config import (
     API_SERVICE,
@@ -58,10 +60,6 @@ logger = logging.getLogger("bench")
 ROOT = Path(__file__).resolve().parent.parent
 LOG_ROOT = ROOT / "build" / "bench-logs"
 DEFAULT_HOME = ROOT / "build" / "bench-home"
-OFFLINE_TIMEOUT_S = 1800
-# m2m-translate's defaults, which the bulk scenario runs with (m2m_tools/bulk.py).
-BULK_CONCURRENCY, BULK_RECORDS_PER_REQUEST = 32, 8
-BULK_MIN_RECORDS = 64
 
 
 def _ints(text: str) -> list[int]:
@@ -77,19 +75,6 @@ def _systems(text: str) -> list[str]:
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"systems are {', '.join(report.SYSTEMS)}; got {text!r}")
     return [name for name in report.SYSTEMS if name in names]
-
-
-# mixed-priority: 8 interactive one-record clients beside 32 bulk sixteen-record clients.
-# overload: one-record requests sent open-loop at --overload-factor times the measured capacity.
-# repeated: 32 one-record clients cycling over the corpus's sentences (after one pass, all cached).
-# bulk: a corpus of one-sentence records in mixed pairs through `m2m-translate --url`, as a user runs it.
-SCENARIOS = ("mixed-priority", "overload", "repeated", "bulk", "libretranslate")
-MIXED_INTERACTIVE, MIXED_BULK, MIXED_BULK_RECORDS = 8, 32, 16
-TARGET_CLIENTS = 32
-# The libretranslate scenario: Weblate sends lists of up to 20 texts, one request at a time per
-# project being translated; a few projects at once.
-WEBLATE_CLIENTS, WEBLATE_RECORDS = 4, 20
-BULK_HEADERS = {"Priority": "u=7"}
 
 
 def _scenarios(text: str) -> list[str]:
@@ -284,417 +269,6 @@ def latency_fields(values: Sequence[float]) -> dict[str, float | None]:
         **{f"latency_p{q}_s": report.percentile(values, q) for q in (50, 95, 99)},
         "latency_max_s": max(values, default=None),
     }
-
-
-def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
-    spec = log_dir / f"offline-{batch_size}.spec.json"
-    out = log_dir / f"offline-{batch_size}.json"
-    spec.write_text(
-        json.dumps(
-            {"model_dir": str(model_dir), "config": str(config), "batch_size": batch_size, "duration_s": duration_s}
-        )
-    )
-    out.unlink(missing_ok=True)
-    log_path = log_dir / f"offline-{batch_size}.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "bench.offline", str(spec), str(out)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            with MemorySampler(process.pid) as sampler:
-                assert process.stdout is not None
-                for line in process.stdout:  # the child says when its model is loaded
-                    if line.strip() == "LOADED":
-                        sampler.reset()
-                process.wait(OFFLINE_TIMEOUT_S)
-                peak = sampler.peak()
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
-    if process.returncode != 0 or not out.exists():
-        raise RuntimeError(f"offline run failed ({process.returncode}):\n{log_path.read_text()[-5000:]}")
-    result = json.loads(out.read_text())
-    seconds = result["seconds"]
-    return {
-        "system": "offline",
-        "concurrency": None,
-        "records_per_request": None,
-        "priority": None,
-        "scenario": None,
-        "batch_size": batch_size,
-        "requests": len(result["batch_times_s"]),
-        "failed_requests": 0,
-        "outcomes": {},
-        "sentences": result["sentences"],
-        "seconds": round(seconds, 3),
-        "sentences_per_s": result["sentences"] / seconds,
-        "generated_tokens": result["generated_tokens"],
-        "generated_tokens_per_s": result["generated_tokens"] / seconds,
-        **latency_fields(result["batch_times_s"]),
-        "mean_batch_size": float(batch_size),
-        "model_calls": len(result["batch_times_s"]),
-        **peak.as_row(),
-        "client_cpu_share": None,
-        "first_failure": None,
-        "_engine": {k: result[k] for k in ("engine", "torch", "torch_threads", "cuda_device", "load_s")},
-    }
-
-
-def server_stats(server: Server) -> tuple[float, float]:
-    """(pieces, model calls) so far, as the server counts them."""
-    if server.name == "service":
-        return histogram_totals(server.metrics(), "translation_batch_pieces")
-    stats = requests.get(f"{server.url}/stats", timeout=30).json()
-    return float(stats["pieces"]), float(stats["calls"])
-
-
-def run_point(
-    server: Server,
-    sampler: MemorySampler,
-    concurrency: int,
-    records: int,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> dict:
-    stream = (request.job() for request in workload.requests(records, workload.epoch_of(concurrency, records)))
-    if args.warmup > 0:
-        # The same closed loop, not measured; returns when the requests in flight are answered.
-        run_load(server.url, stream, concurrency, args.warmup)
-    with _Point(server, sampler) as point:
-        result = run_load(server.url, stream, concurrency, args.duration)
-    return _row(server, point, result, concurrency, records, settings, tokenizer, log_dir)
-
-
-class _Point:
-    """What the server and this process did during one measured point: pieces, calls, CPU, memory."""
-
-    def __init__(self, server: Server, sampler: MemorySampler) -> None:
-        self.server = server
-        self.sampler = sampler
-
-    def __enter__(self) -> _Point:
-        self.pieces_before, self.calls_before = server_stats(self.server)
-        self.sampler.reset()
-        self.cpu_before = sum(psutil.Process().cpu_times()[:2])
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cpu_s = sum(psutil.Process().cpu_times()[:2]) - self.cpu_before
-        self.peak = self.sampler.peak()
-        pieces_after, calls_after = server_stats(self.server)
-        self.calls = calls_after - self.calls_before
-        self.pieces = pieces_after - self.pieces_before
-
-
-def _row(
-    server: Server,
-    point: _Point,
-    result: LoadResult,
-    concurrency: int,
-    records: int,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-    *,
-    priority: str | None = None,
-    scenario: str | None = None,
-    seconds: float | None = None,
-) -> dict:
-    """`seconds`: the time the load ran when it is not the result's span (halves taken in turn)."""
-    seconds = result.seconds if seconds is None else seconds
-    tokens = generated_tokens(tokenizer, result.texts, settings.generation)
-    path = outputs_path(log_dir, server.name, concurrency, records, None, scenario, priority)
-    write_outputs(path, result.texts)
-    refusals = result.refusals
-    row = {
-        "system": server.name,
-        "concurrency": concurrency,
-        "records_per_request": records,
-        "priority": priority,
-        "scenario": scenario,
-        "batch_size": None,
-        "requests": result.requests,
-        "failed_requests": result.failed,
-        "outcomes": dict(result.kinds),
-        "sentences": result.sentences,
-        "seconds": round(seconds, 3),
-        "sentences_per_s": result.sentences / seconds,
-        "generated_tokens": tokens,
-        "generated_tokens_per_s": tokens / seconds,
-        **latency_fields(result.latencies_s),
-        "refusal_latency_p50_s": report.percentile([o.seconds for o in refusals], 50),
-        "refusal_latency_p99_s": report.percentile([o.seconds for o in refusals], 99),
-        "refusal_latency_max_s": max((o.seconds for o in refusals), default=None),
-        "refusals_without_retry_after": sum(not o.headers.get("retry-after", "").isdigit() for o in refusals),
-        "mean_batch_size": point.pieces / point.calls if point.calls else None,
-        "model_calls": int(point.calls),
-        **point.peak.as_row(),
-        "client_cpu_share": point.cpu_s / (seconds * (os.cpu_count() or 1)),
-        "first_failure": result.first_failure,
-    }
-    logger.info(
-        "%s%s c=%d r=%d: %.2f sentences/s, p50 %.2fs, p99 %.2fs, failed %d/%d, mean batch %s, peak PSS %s MiB",
-        server.name,
-        f" [{scenario} {priority or ''}]" if scenario else "",
-        concurrency,
-        records,
-        row["sentences_per_s"],
-        row["latency_p50_s"] or float("nan"),
-        row["latency_p99_s"] or float("nan"),
-        result.failed,
-        result.requests,
-        f"{row['mean_batch_size']:.2f}" if row["mean_batch_size"] is not None else "-",
-        row["peak_pss_mb"],
-    )
-    return row
-
-
-def run_mixed_priority(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> list[dict]:
-    """Interactive one-record clients beside bulk clients that alone would saturate the model."""
-    interactive = (r.job() for r in workload.requests(1, workload.EPOCH_INTERACTIVE))
-    bulk = (
-        dataclasses.replace(r.job(), headers=BULK_HEADERS)
-        for r in workload.requests(MIXED_BULK_RECORDS, workload.EPOCH_BULK)
-    )
-
-    async def both(seconds: float) -> tuple[LoadResult, LoadResult]:
-        return await asyncio.gather(
-            closed_loop(server.url, interactive, MIXED_INTERACTIVE, seconds),
-            closed_loop(server.url, bulk, MIXED_BULK, seconds),
-        )
-
-    if args.warmup > 0:
-        asyncio.run(both(args.warmup))
-    with _Point(server, sampler) as point:
-        fast, slow = asyncio.run(both(args.duration))
-    return [
-        _row(
-            server,
-            point,
-            fast,
-            MIXED_INTERACTIVE,
-            1,
-            settings,
-            tokenizer,
-            log_dir,
-            priority="interactive",
-            scenario="mixed-priority",
-        ),
-        _row(
-            server,
-            point,
-            slow,
-            MIXED_BULK,
-            MIXED_BULK_RECORDS,
-            settings,
-            tokenizer,
-            log_dir,
-            priority="bulk",
-            scenario="mixed-priority",
-        ),
-    ]
-
-
-def run_overload(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    capacity: float,
-    log_dir: Path,
-) -> dict:
-    """One-record requests at `overload_factor` x capacity (sentences/s), open loop."""
-    rate = args.overload_factor * capacity
-    stream = (r.job() for r in workload.requests(1, workload.EPOCH_OVERLOAD))
-    with _Point(server, sampler) as point:
-        result = asyncio.run(open_loop(server.url, stream, rate, args.duration))
-    row = _row(server, point, result, 0, 1, settings, tokenizer, log_dir, scenario="overload")
-    row["offered_requests_per_s"] = rate
-    return row
-
-
-def run_repeated(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> dict:
-    stream = (r.job() for r in workload.repeated_requests())
-    # One whole pass first, not measured: the point then measures repeats in steady state, not a
-    # first pass still in progress (how far a timed warm-up got decided the result: 5.6 or 28.8
-    # sentences/s in two runs).
-    run_load(server.url, itertools.islice(stream, len(workload.corpus())), TARGET_CLIENTS)
-    before = _cache_lookups(server)
-    with _Point(server, sampler) as point:
-        result = run_load(server.url, stream, TARGET_CLIENTS, args.duration)
-    hits, misses = (after - first for after, first in zip(_cache_lookups(server), before, strict=True))
-    row = _row(server, point, result, TARGET_CLIENTS, 1, settings, tokenizer, log_dir, scenario="repeated")
-    row["cache_hit_rate"] = hits / (hits + misses) if hits + misses else None
-    return row
-
-
-def run_libretranslate(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> list[dict]:
-    """Weblate-shaped clients (lists of WEBLATE_RECORDS texts) on the LibreTranslate API, and the
-    same load on `POST /translation`: what the compatible path costs. Each API gets two halves of
-    the time, in turn (native, compatible, native, compatible), so that a machine that slows down
-    during the run does not favour one; each half draws texts of its own (no cache hits)."""
-    halves: dict[str, list[LoadResult]] = {"native": [], "libretranslate": []}
-    points: dict[str, list[_Point]] = {"native": [], "libretranslate": []}
-    epochs = iter(range(workload.EPOCH_LIBRETRANSLATE, workload.EPOCH_LIBRETRANSLATE + 10))
-
-    def jobs(api: str) -> Iterator[Job]:
-        native = (r.job() for r in workload.requests(WEBLATE_RECORDS, next(epochs)))
-        return native if api == "native" else (libretranslate_job(j) for j in native)
-
-    if args.warmup > 0:
-        for api in halves:
-            run_load(server.url, jobs(api), WEBLATE_CLIENTS, args.warmup / 2)
-    for _ in range(2):
-        for api in halves:
-            stream = jobs(api)
-            with _Point(server, sampler) as point:
-                halves[api].append(run_load(server.url, stream, WEBLATE_CLIENTS, args.duration / 2))
-            points[api].append(point)
-    rows = []
-    for api, results in halves.items():
-        merged = LoadResult(results[0].started, [o for r in results for o in r.outcomes])
-        point = points[api][-1]
-        point.pieces, point.calls = sum(p.pieces for p in points[api]), sum(p.calls for p in points[api])
-        point.cpu_s = sum(p.cpu_s for p in points[api])
-        # Two halves with the other API's in between: the rate is over the time the halves took.
-        row = _row(
-            server,
-            point,
-            merged,
-            WEBLATE_CLIENTS,
-            WEBLATE_RECORDS,
-            settings,
-            tokenizer,
-            log_dir,
-            priority=api,
-            scenario="libretranslate",
-            seconds=sum(r.seconds for r in results),
-        )
-        rows.append(row)
-    return rows
-
-
-def _cache_lookups(server: Server) -> tuple[float, float]:
-    """(hits, misses) of the engine's local cache so far."""
-    lookups = samples(server.metrics(), "translation_cache_lookups_total")
-    local = [(labels["result"], value) for labels, value in lookups if labels.get("level") == "local"]
-    return sum(v for r, v in local if r == "hit"), sum(v for r, v in local if r == "miss")
-
-
-def run_bulk(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    capacity: float,
-    log_dir: Path,
-) -> dict:
-    """A corpus through `m2m-translate --url`, the command a user runs, as a child process with its
-    defaults (32 requests in flight, bulk priority): how close a real job gets to the offline limit.
-    Sized to take about `--duration` at `capacity`; a fresh job (no checkpoint) every run."""
-    records = max(BULK_MIN_RECORDS, round(capacity * args.duration))
-    stream = workload.requests(1, workload.EPOCH_BULK_JOB)
-    lines = [next(stream) for _ in range(records)]
-    corpus = log_dir / "bulk-input.jsonl"
-    with corpus.open("w", encoding="utf-8") as out:
-        for n, request in enumerate(lines):
-            record = {"id": f"r{n}", "text": request.texts[0], "fromLang": request.source, "toLang": request.target}
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    output = log_dir / "bulk-output.jsonl"
-    for stale in (output, log_dir / "bulk-output.jsonl.rejects.jsonl"):
-        stale.unlink(missing_ok=True)
-    shutil.rmtree(log_dir / "bulk-output.jsonl.m2m-job", ignore_errors=True)
-    command = [sys.executable, "-m", "m2m_tools.bulk", str(corpus), "--output", str(output)]
-    command += ["--url", server.url, "--no-progress", "--system-name", f"bench-{time.time_ns()}"]
-    logger.info("bulk: %d records through %s", records, shlex.join(command[1:]))
-    children_before = psutil.Process().cpu_times()
-    refused_before = _refused(server)
-    with _Point(server, sampler) as point:
-        started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        seconds = time.perf_counter() - started
-    children = psutil.Process().cpu_times()
-    refused = _refused(server) - refused_before
-    if done.returncode != 0:
-        raise RuntimeError(f"m2m-translate exited with {done.returncode}: {done.stderr[-2000:]}")
-    answers = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
-    # (With random weights most generated ids are outside the fixture tokenizer's vocabulary and
-    # decode to "": the arithmetic is the real model's, the text is not; see bench/README.md.)
-    if [a["id"] for a in answers] != [f"r{n}" for n in range(records)] or any(
-        not isinstance(a.get("text"), str) for a in answers
-    ):
-        raise RuntimeError(f"m2m-translate's output in {output} does not account for every record in order")
-    texts = [a["text"] for a in answers]
-    tokens = generated_tokens(tokenizer, texts, settings.generation)
-    write_outputs(
-        outputs_path(log_dir, server.name, BULK_CONCURRENCY, BULK_RECORDS_PER_REQUEST, None, "bulk", "bulk"), texts
-    )
-    summary = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
-    logger.info("bulk: %d sentences in %.1f s, %.2f sentences/s (%s)", records, seconds, records / seconds, summary)
-    client_cpu = sum(children[2:4]) - sum(children_before[2:4]) + point.cpu_s
-    return {
-        "system": server.name,
-        "concurrency": BULK_CONCURRENCY,
-        "records_per_request": BULK_RECORDS_PER_REQUEST,
-        "priority": "bulk",
-        "scenario": "bulk",
-        "batch_size": None,
-        "requests": None,
-        "failed_requests": 0,
-        # Requests the engine refused (503 + Retry-After) and m2m-translate sent again later.
-        "outcomes": {"refused and retried": int(refused)},
-        "sentences": records,
-        "seconds": round(seconds, 3),
-        "sentences_per_s": records / seconds,
-        "generated_tokens": tokens,
-        "generated_tokens_per_s": tokens / seconds,
-        **latency_fields([]),
-        "refusal_latency_p50_s": None,
-        "refusal_latency_p99_s": None,
-        "refusal_latency_max_s": None,
-        "refusals_without_retry_after": 0,
-        "mean_batch_size": point.pieces / point.calls if point.calls else None,
-        "model_calls": int(point.calls),
-        **point.peak.as_row(),
-        "client_cpu_share": client_cpu / (seconds * (os.cpu_count() or 1)),
-        "first_failure": None,
-        "bulk_summary": summary,
-    }
-
-
-def _refused(server: Server) -> float:
-    return sum(value for _, value in samples(server.metrics(), "translation_refused_requests_total"))
 
 
 def run_server_points(

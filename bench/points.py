@@ -1,0 +1,187 @@
+"""One measured point of a system: the offline limit in a child process, or a closed loop of
+clients against a server, with what the server and this process did meanwhile (bench/rows.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+import requests
+
+from bench import workload
+from bench.memory import MemorySampler
+from bench.rows import Row
+from bench.tokens import generated_tokens, outputs_path, write_outputs
+from harness.load import LoadResult, run_load
+from harness.metrics import histogram_totals
+from harness.servers import ROOT, Server
+from translator.config import Settings
+
+logger = logging.getLogger("bench")
+
+OFFLINE_TIMEOUT_S = 1800
+
+
+def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
+    spec = log_dir / f"offline-{batch_size}.spec.json"
+    out = log_dir / f"offline-{batch_size}.json"
+    spec.write_text(
+        json.dumps(
+            {"model_dir": str(model_dir), "config": str(config), "batch_size": batch_size, "duration_s": duration_s}
+        )
+    )
+    out.unlink(missing_ok=True)
+    log_path = log_dir / f"offline-{batch_size}.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bench.offline", str(spec), str(out)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            with MemorySampler(process.pid) as sampler:
+                assert process.stdout is not None
+                for line in process.stdout:  # the child says when its model is loaded
+                    if line.strip() == "LOADED":
+                        sampler.reset()
+                process.wait(OFFLINE_TIMEOUT_S)
+                peak = sampler.peak()
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+    if process.returncode != 0 or not out.exists():
+        raise RuntimeError(f"offline run failed ({process.returncode}):\n{log_path.read_text()[-5000:]}")
+    result = json.loads(out.read_text())
+    seconds = result["seconds"]
+    row = Row(
+        system="offline",
+        batch_size=batch_size,
+        requests=len(result["batch_times_s"]),
+        sentences=result["sentences"],
+        seconds=seconds,
+        generated_tokens=result["generated_tokens"],
+        latencies_s=result["batch_times_s"],
+        mean_batch_size=float(batch_size),
+        model_calls=len(result["batch_times_s"]),
+        memory=peak.as_row(),
+        extra={"_engine": {k: result[k] for k in ("engine", "torch", "torch_threads", "cuda_device", "load_s")}},
+    )
+    return row.as_dict()
+
+
+def server_stats(server: Server) -> tuple[float, float]:
+    """(pieces, model calls) so far, as the server counts them."""
+    if server.name == "service":
+        return histogram_totals(server.metrics(), "translation_batch_pieces")
+    stats = requests.get(f"{server.url}/stats", timeout=30).json()
+    return float(stats["pieces"]), float(stats["calls"])
+
+
+def run_point(
+    server: Server,
+    sampler: MemorySampler,
+    concurrency: int,
+    records: int,
+    args: argparse.Namespace,
+    settings: Settings,
+    tokenizer: Any,
+    log_dir: Path,
+) -> dict:
+    stream = (request.job() for request in workload.requests(records, workload.epoch_of(concurrency, records)))
+    if args.warmup > 0:
+        # The same closed loop, not measured; returns when the requests in flight are answered.
+        run_load(server.url, stream, concurrency, args.warmup)
+    with Point(server, sampler) as point:
+        result = run_load(server.url, stream, concurrency, args.duration)
+    return load_row(server, point, result, concurrency, records, settings, tokenizer, log_dir)
+
+
+class Point:
+    """What the server and this process did during one measured point: pieces, calls, CPU, memory."""
+
+    def __init__(self, server: Server, sampler: MemorySampler) -> None:
+        self.server = server
+        self.sampler = sampler
+
+    def __enter__(self) -> Point:
+        self.pieces_before, self.calls_before = server_stats(self.server)
+        self.sampler.reset()
+        self.cpu_before = sum(psutil.Process().cpu_times()[:2])
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpu_s = sum(psutil.Process().cpu_times()[:2]) - self.cpu_before
+        self.peak = self.sampler.peak()
+        pieces_after, calls_after = server_stats(self.server)
+        self.calls = calls_after - self.calls_before
+        self.pieces = pieces_after - self.pieces_before
+
+
+def load_row(
+    server: Server,
+    point: Point,
+    result: LoadResult,
+    concurrency: int,
+    records: int,
+    settings: Settings,
+    tokenizer: Any,
+    log_dir: Path,
+    *,
+    priority: str | None = None,
+    scenario: str | None = None,
+    seconds: float | None = None,
+) -> dict:
+    """`seconds`: the time the load ran when it is not the result's span (halves taken in turn)."""
+    seconds = result.seconds if seconds is None else seconds
+    tokens = generated_tokens(tokenizer, result.texts, settings.generation)
+    path = outputs_path(log_dir, server.name, concurrency, records, None, scenario, priority)
+    write_outputs(path, result.texts)
+    refusals = result.refusals
+    row = Row(
+        system=server.name,
+        concurrency=concurrency,
+        records_per_request=records,
+        priority=priority,
+        scenario=scenario,
+        requests=result.requests,
+        failed_requests=result.failed,
+        outcomes=dict(result.kinds),
+        sentences=result.sentences,
+        seconds=seconds,
+        generated_tokens=tokens,
+        latencies_s=result.latencies_s,
+        refusal_latencies_s=[o.seconds for o in refusals],
+        refusals_without_retry_after=sum(not o.headers.get("retry-after", "").isdigit() for o in refusals),
+        mean_batch_size=point.pieces / point.calls if point.calls else None,
+        model_calls=int(point.calls),
+        memory=point.peak.as_row(),
+        client_cpu_s=point.cpu_s,
+        first_failure=result.first_failure,
+    ).as_dict()
+    logger.info(
+        "%s%s c=%d r=%d: %.2f sentences/s, p50 %.2fs, p99 %.2fs, failed %d/%d, mean batch %s, peak PSS %s MiB",
+        server.name,
+        f" [{scenario} {priority or ''}]" if scenario else "",
+        concurrency,
+        records,
+        row["sentences_per_s"],
+        row["latency_p50_s"] or float("nan"),
+        row["latency_p99_s"] or float("nan"),
+        result.failed,
+        result.requests,
+        f"{row['mean_batch_size']:.2f}" if row["mean_batch_size"] is not None else "-",
+        row["peak_pss_mb"],
+    )
+    return row
