@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
-from translator.api.libretranslate import language_name, languages_body, normalize_code, settings_body
+from translator.api.libretranslate import (
+    language_name,
+    languages_body,
+    normalize_code,
+    normalized_path,
+    settings_body,
+)
 from translator.contract import limits
 
 M2M100 = frozenset(FAIRSEQ_LANGUAGE_CODES["m2m100"])
@@ -41,6 +47,23 @@ def test_codes_as_clients_send_them(sent, expected):
     assert normalize_code(sent, M2M100) == expected
 
 
+@pytest.mark.parametrize(
+    ("path", "normalized"),
+    [
+        ("/libretranslate/translate", "/libretranslate/translate"),
+        ("/libretranslate//translate", "/libretranslate/translate"),
+        ("//libretranslate/translate/", "/libretranslate/translate"),
+        ("/libretranslate/frontend//settings", "/libretranslate/frontend/settings"),
+        ("/libretranslate", None),
+        ("/libretranslate/", None),
+        ("/translation", None),
+        ("//translation", None),
+    ],
+)
+def test_paths_joined_naively_reach_the_api(path, normalized):
+    assert normalized_path(path) == normalized
+
+
 def test_a_code_the_loaded_model_lacks_is_not_taken():
     assert normalize_code("pt-BR", {"en", "fr"}) is None
 
@@ -54,10 +77,10 @@ def test_every_m2m100_language_has_an_english_name_from_cldr():
 def test_languages_and_settings_bodies():
     body = languages_body({"fr", "en"})
     assert body == [
-        {"code": "en", "name": "English", "targets": ["en", "fr"]},
-        {"code": "fr", "name": "French", "targets": ["en", "fr"]},
+        {"code": "en", "name": "English", "targets": ["fr"]},
+        {"code": "fr", "name": "French", "targets": ["en"]},
     ]
     settings = settings_body({"fr", "en"})
-    assert settings["charLimit"] == limits.MAX_CHARS_PER_REQUEST
+    assert settings["charLimit"] == limits.MAX_CHARS_PER_RECORD  # per text, as LibreTranslate's
     assert settings["language"]["target"] == {"code": "en", "name": "English"}
     assert settings["keyRequired"] is False

@@ -33,7 +33,7 @@ from translator.contract.errors import (
     Unavailable,
 )
 from translator.contract.schemas import Payload, Record
-from translator.text.langdetect import AUTO, DETECTABLE, detector_for
+from translator.text.langdetect import AUTO, DETECTABLE, UNDETERMINED, detector_for
 from translator.text.plan import FORMATS, language_text
 
 PREFIX = "/libretranslate"
@@ -41,6 +41,13 @@ PREFIX = "/libretranslate"
 # `zt` (traditional Chinese) and `pb` (Brazilian Portuguese), and retired or 3-letter ISO codes.
 ALIASES = {"zt": "zh", "pb": "pt", "iw": "he", "in": "id", "ji": "yi", "jw": "jv", "nb": "no", "nn": "no"}
 ALIASES |= {"nso": "ns", "fil": "tl", "tgl": "tl"}
+# As LibreTranslate answers: browser pages of other origins may call the API (with a key, when
+# keys are on; no cookies are involved).
+CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization, Priority, X-Deadline-Ms",
+}
 # How many candidates `POST detect` lists.
 DETECT_CANDIDATES = 3
 
@@ -74,15 +81,16 @@ def language_name(code: str) -> str:
 
 def languages_body(languages: Collection[str]) -> list[dict[str, Any]]:
     codes = sorted(languages)
-    # M2M100 translates between any two of its languages.
-    return [{"code": code, "name": language_name(code), "targets": codes} for code in codes]
+    # M2M100 translates between any two of its languages (LibreTranslate lists the others).
+    return [{"code": code, "name": language_name(code), "targets": [t for t in codes if t != code]} for code in codes]
 
 
 def settings_body(languages: Collection[str]) -> dict[str, Any]:
     keys_on = keys_problem() is not None or _keys() is not None
     target = "en" if "en" in languages else min(languages)
     return {
-        "charLimit": limits.MAX_CHARS_PER_REQUEST,
+        # Per text, as LibreTranslate means it (clients split their texts by it).
+        "charLimit": limits.MAX_CHARS_PER_RECORD,
         "frontendTimeout": 500,
         "apiKeys": keys_on,
         "keyRequired": keys_on,
@@ -119,7 +127,7 @@ def error_response(exc: TranslationError) -> Any:
     from starlette.responses import JSONResponse
 
     message = exc.message.replace("payload.records", "q")
-    return JSONResponse({"error": message}, status_code=exc.status, headers=exc.headers())
+    return JSONResponse({"error": message}, status_code=exc.status, headers={**exc.headers(), **CORS})
 
 
 async def read_params(request: Any) -> dict[str, Any]:
@@ -192,7 +200,7 @@ def _language(params: dict[str, Any], name: str, supported: Collection[str], aut
     if not isinstance(value, str):
         raise _Invalid(f"Invalid request: {name} must be a language code")
     _unicode(value, name)
-    if auto and value.strip().lower() == AUTO:
+    if auto and value.strip().lower() in (AUTO, UNDETERMINED):
         return AUTO
     code = normalize_code(value, supported)
     if code is None:
@@ -202,12 +210,20 @@ def _language(params: dict[str, Any], name: str, supported: Collection[str], aut
 
 def _alternatives(params: dict[str, Any]) -> int:
     value = params.get("alternatives", 0)
-    if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
-        raise _Invalid(f"Invalid request: alternatives must be a whole number, not {str(value)[:20]!r}")
-    count = int(str(value).strip())
-    if not 0 <= count <= limits.MAX_ALTERNATIVES:
-        raise _Invalid(f"Invalid request: alternatives must be between 0 and {limits.MAX_ALTERNATIVES}, not {count}")
-    return count
+    text = str(value).strip()
+    if isinstance(value, bool) or not isinstance(value, int | str) or not text.lstrip("-").isdigit():
+        raise _Invalid(f"Invalid request: alternatives must be a whole number, not {text[:20]!r}")
+    # As LibreTranslate: fewer than 0 is 0; and no more than this server offers (they are "up to").
+    return min(max(int(text), 0), limits.MAX_ALTERNATIVES)
+
+
+def _detected(language: str | None, confidence: float | None, supported: Collection[str]) -> dict[str, Any]:
+    """LibreTranslate's `{"confidence", "language"}`. Text without language (numbers, a URL) is
+    LibreTranslate's English at confidence 0, never "und": clients use the answer as a source
+    language (Discourse stores it, Nextcloud sends it back), and "und" is not one they can send."""
+    if language is None or language == UNDETERMINED:
+        language, confidence = ("en" if "en" in supported else min(supported)), 0.0
+    return {"confidence": _confidence(confidence), "language": language}
 
 
 def _confidence(value: float | None) -> float:
@@ -239,10 +255,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
     translated = [record.text for record in result.result]
     body: dict[str, Any] = {"translatedText": translated if is_list else translated[0]}
     if source == AUTO:
-        detected = [
-            {"confidence": _confidence(record.detected_confidence), "language": record.detected_lang}
-            for record in result.result
-        ]
+        detected = [_detected(record.detected_lang, record.detected_confidence, supported) for record in result.result]
         body["detectedLanguage"] = detected if is_list else detected[0]
     if alternatives:
         others = [record.alternatives or [] for record in result.result]
@@ -261,19 +274,21 @@ async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
     supported = frozenset(service.handler.languages) & DETECTABLE
     ranked = await asyncio.to_thread(lambda: detector_for(supported).rank(text))
     candidates = [{"confidence": _confidence(share), "language": code} for code, share in ranked[:DETECT_CANDIDATES]]
-    return candidates or [{"confidence": 0.0, "language": "und"}]
+    return candidates or [_detected(UNDETERMINED, 0.0, supported)]
 
 
 def routes(get_service: Callable[[], Service]) -> list[Any]:
     """Starlette routes of the API under PREFIX; `get_service` gives this worker's service."""
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
     def answering(work: Callable[[Request, Service], Any]) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> JSONResponse:
+        async def endpoint(request: Request) -> Response:
+            if request.method == "OPTIONS":  # a browser's preflight
+                return Response(status_code=204, headers=CORS)
             try:
-                return JSONResponse(await work(request, get_service()))
+                return JSONResponse(await work(request, get_service()), headers=CORS)
             except TranslationError as exc:
                 return error_response(exc)
             except CallerGone:
@@ -287,15 +302,25 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
     async def frontend_settings(request: Request, service: Service) -> dict[str, Any]:
         return settings_body(service.handler.languages)
 
-    async def health(request: Request) -> JSONResponse:
-        if await get_service().__is_ready__():
-            return JSONResponse({"status": "ok"})
-        return error_response(Unavailable("the translation engine is not ready; retry later"))
+    async def health(request: Request, service: Service) -> dict[str, Any]:
+        if await service.__is_ready__():
+            return {"status": "ok"}
+        raise Unavailable("the translation engine is not ready; retry later")
 
     return [
-        Route(f"{PREFIX}/translate", answering(translate), methods=["POST"]),
-        Route(f"{PREFIX}/detect", answering(detect), methods=["POST"]),
-        Route(f"{PREFIX}/languages", answering(languages), methods=["GET", "POST"]),
-        Route(f"{PREFIX}/frontend/settings", answering(frontend_settings), methods=["GET"]),
-        Route(f"{PREFIX}/health", health, methods=["GET"]),
+        Route(f"{PREFIX}/translate", answering(translate), methods=["POST", "OPTIONS"]),
+        Route(f"{PREFIX}/detect", answering(detect), methods=["POST", "OPTIONS"]),
+        Route(f"{PREFIX}/languages", answering(languages), methods=["GET", "POST", "OPTIONS"]),
+        Route(f"{PREFIX}/frontend/settings", answering(frontend_settings), methods=["GET", "OPTIONS"]),
+        Route(f"{PREFIX}/health", answering(health), methods=["GET", "OPTIONS"]),
     ]
+
+
+def normalized_path(path: str) -> str | None:
+    """A path under PREFIX as a client may have joined it (`/libretranslate//translate` from a base
+    URL with a trailing slash, `/libretranslate/translate/`), without the extra slashes; None for
+    paths of other APIs, which are left as they are."""
+    collapsed = "/" + "/".join(part for part in path.split("/") if part)
+    if collapsed == PREFIX or not collapsed.startswith(PREFIX + "/"):
+        return None
+    return collapsed

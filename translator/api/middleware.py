@@ -21,7 +21,7 @@ from typing import Any
 
 from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys
-from translator.api.libretranslate import PREFIX as LIBRETRANSLATE_PREFIX
+from translator.api.libretranslate import normalized_path
 from translator.config import ConfigError
 from translator.contract import limits
 from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, RequestTimeout, validation_message
@@ -63,6 +63,10 @@ class EdgeMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        compatible_path = normalized_path(scope.get("path", ""))
+        if compatible_path is not None and compatible_path != scope["path"]:
+            # Clients join a base URL and a path naively: answer, do not redirect (not all follow).
+            scope = {**scope, "path": compatible_path, "raw_path": compatible_path.encode("latin-1")}
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, _ErrorRewriter(send, scope["method"]))
             return
@@ -73,7 +77,7 @@ class EdgeMiddleware:
             message = "this server's API keys are misconfigured (its log says how); retry later"
             await _refuse(send, receive, 503, {"error": message})
             return
-        compatible = scope.get("path", "").startswith(LIBRETRANSLATE_PREFIX + "/")
+        compatible = compatible_path is not None
         if self.keys is not None and not compatible:
             refusal = self.keys.refusal(scope.get("headers", ()))
             if refusal is not None:
