@@ -264,13 +264,6 @@ def engine_label(settings: Settings) -> str:
 # --------------------------------------------------------------------------- systems
 
 
-def latency_fields(values: Sequence[float]) -> dict[str, float | None]:
-    return {
-        **{f"latency_p{q}_s": report.percentile(values, q) for q in (50, 95, 99)},
-        "latency_max_s": max(values, default=None),
-    }
-
-
 def run_server_points(
     server: Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:

@@ -175,7 +175,8 @@ def run_libretranslate(
     rows = []
     for api, results in halves.items():
         merged = LoadResult(results[0].started, [o for r in results for o in r.outcomes])
-        point = points[api][-1]
+        # The API's half with the higher peak memory stands for both.
+        point = max(points[api], key=lambda p: p.peak.pss_bytes)
         point.pieces, point.calls = sum(p.pieces for p in points[api]), sum(p.calls for p in points[api])
         point.cpu_s = sum(p.cpu_s for p in points[api])
         # Two halves with the other API's in between: the rate is over the time the halves took.

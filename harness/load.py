@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 
 CLIENT_TIMEOUT_S = 600.0
+LIBRETRANSLATE_PATH = "/libretranslate/translate"
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,9 @@ class Job:
 
     @property
     def ids(self) -> list[str]:
-        if "q" in self.body:  # LibreTranslate: answers are positional
+        if self.path == LIBRETRANSLATE_PATH:  # answers are positional
             return [str(i) for i in range(len(self.body["q"]))]
         return [record["id"] for record in self.body["payload"]["records"]]
-
-
-LIBRETRANSLATE_PATH = "/libretranslate/translate"
 
 
 def libretranslate_job(native: Job) -> Job:
@@ -54,7 +52,7 @@ def check_answer(job: Job, status: int, data: Any) -> tuple[str, list[str] | Non
     if status != 200:
         return f"HTTP {status}", None
     try:
-        if "q" in job.body:
+        if job.path == LIBRETRANSLATE_PATH:
             texts = list(data["translatedText"])
             ids = [str(i) for i in range(len(texts))]
         else:

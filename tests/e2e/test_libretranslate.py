@@ -168,6 +168,9 @@ def test_alternatives_are_other_translations_from_the_beam(server):
         b'{"q": "Hello", "source": "en", "target": "de", "alternatives": 1e999}',
         b'{"q": "Hello", "source": "en", "target": "de", "alternatives": true}',
         b'{"q": "Hello", "source": "en", "target": "de", "alternatives": 1.7}',
+        b'{"q": "Hello", "source": "en", "target": "de", "alternatives": "--1"}',
+        b'{"q": "Hello", "source": "en", "target": "de", "alternatives": "\xc2\xb2"}',
+        b'{"q": "Hello", "source": "en", "target": "de", "alternatives": "' + b"9" * 5000 + b'"}',
         b'{"q": "\\ud800 hello", "source": "en", "target": "de"}',
         b'{"q": ["ok", "\\udfff"], "source": "en", "target": "de"}',
         b'{"q": "", "source": "en", "target": "de"}',
@@ -194,6 +197,8 @@ def test_base_urls_with_a_trailing_slash_cors_and_text_without_language(server):
         response = requests.post(f"{server.url}{path}", json=body, timeout=60, allow_redirects=False)
         assert (response.status_code, response.json()) == (200, {"translatedText": "Willkommen in Berlin!"}), path
     assert requests.get(f"{server.url}/libretranslate//languages", timeout=30).status_code == 200
+    unknown = requests.post(f"{server.url}/libretranslate//%E6%BC%A2", json=body, timeout=30)
+    assert unknown.status_code == 404 and set(unknown.json()) == {"error"}
     # CORS, as LibreTranslate answers browsers
     preflight = requests.options(f"{base(server)}/translate", timeout=30)
     assert preflight.status_code == 204 and preflight.headers["Access-Control-Allow-Origin"] == "*"
@@ -215,7 +220,7 @@ def test_base_urls_with_a_trailing_slash_cors_and_text_without_language(server):
 def test_limits_priority_and_bad_bodies(server):
     too_many = {"q": ["Hello."] * (limits.MAX_RECORDS_PER_REQUEST + 1), "source": "en", "target": "de"}
     response = requests.post(f"{base(server)}/translate", json=too_many, timeout=60)
-    assert response.status_code == 413 and "q: number of texts" in response.json()["error"]
+    assert response.status_code == 413 and "q: number of records" in response.json()["error"]
     ok = {"q": "Welcome to Berlin!", "source": "en", "target": "de"}
     bulk = requests.post(f"{base(server)}/translate", json=ok, headers={"Priority": "u=7"}, timeout=60)
     assert bulk.json() == {"translatedText": "Willkommen in Berlin!"}

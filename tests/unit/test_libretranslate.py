@@ -64,6 +64,15 @@ def test_paths_joined_naively_reach_the_api(path, normalized):
     assert normalized_path(path) == normalized
 
 
+def test_the_formats_are_the_payloads():
+    from typing import get_args
+
+    from translator.contract.schemas import Payload
+    from translator.text.plan import FORMATS
+
+    assert get_args(Payload.model_fields["format"].annotation) == FORMATS
+
+
 def test_a_code_the_loaded_model_lacks_is_not_taken():
     assert normalize_code("pt-BR", {"en", "fr"}) is None
 

@@ -360,3 +360,12 @@ def test_alternatives_take_each_sentences_kth_alternative_and_are_distinct():
 def test_alternatives_are_bounded():
     with pytest.raises(ValueError, match="alternatives"):
         Payload.model_validate({"fromLang": "en", "toLang": "fr", "alternatives": 4, "records": []})
+
+
+def test_auto_a_record_that_opens_with_a_long_run_without_letters_is_still_detected():
+    engine = FakeEngine()
+    table = "1 2 3 4 5 6 7 8 9 10\n" * 80  # 1,680 characters without a letter
+    text = table + "Das Leben ist wie eine Schachtel Pralinen."
+    [record] = run_many(auto_payload(text), engine).result
+    assert record.detected_lang == "de"
+    assert [p.text for p in engine.calls[0]] == ["Das Leben ist wie eine Schachtel Pralinen."]

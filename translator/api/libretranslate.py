@@ -86,7 +86,7 @@ def languages_body(languages: Collection[str]) -> list[dict[str, Any]]:
 
 
 def settings_body(languages: Collection[str]) -> dict[str, Any]:
-    keys_on = keys_problem() is not None or _keys() is not None
+    keys_on = keys_problem() is not None or api_keys() is not None
     target = "en" if "en" in languages else min(languages)
     return {
         # Per text, as LibreTranslate means it (clients split their texts by it).
@@ -102,23 +102,6 @@ def settings_body(languages: Collection[str]) -> dict[str, Any]:
             "target": {"code": target, "name": language_name(target)},
         },
     }
-
-
-def _keys() -> Any:
-    try:
-        return api_keys()
-    except Exception:  # the misconfiguration is keys_problem's to report
-        return None
-
-
-class _Invalid(InvalidRequest):
-    """A request LibreTranslate would refuse, with LibreTranslate's message."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-
-    def body(self) -> dict[str, Any]:
-        return {"error": self.message}
 
 
 def error_response(exc: TranslationError) -> Any:
@@ -141,7 +124,7 @@ async def read_params(request: Any) -> dict[str, Any]:
         try:
             form = await request.form(max_part_size=limits.MAX_BODY_BYTES)
         except Exception as exc:  # malformed multipart: python-multipart's and Starlette's errors
-            raise _Invalid(f"Invalid request: the form could not be read ({exc})") from exc
+            raise InvalidRequest(f"Invalid request: the form could not be read ({exc})") from exc
         for key in form:
             values = [v for v in form.getlist(key) if isinstance(v, str)]
             if values:
@@ -152,9 +135,9 @@ async def read_params(request: Any) -> dict[str, Any]:
         try:
             data = json.loads(body)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to be a request
-            raise _Invalid(f"Invalid request: the body is not valid JSON ({str(exc)[:200]})") from exc
+            raise InvalidRequest(f"Invalid request: the body is not valid JSON ({str(exc)[:200]})") from exc
         if not isinstance(data, dict):
-            raise _Invalid("Invalid request: the JSON body must be an object")
+            raise InvalidRequest("Invalid request: the JSON body must be an object")
         params.update(data)
     return params
 
@@ -176,12 +159,12 @@ def _text_list(params: dict[str, Any], name: str = "q") -> tuple[list[str], bool
     """The texts of `q` and whether it was a list."""
     value = params.get(name)
     if not value:  # absent, null, "" or [] (LibreTranslate's test is the same)
-        raise _Invalid(f"Invalid request: missing {name} parameter")
+        raise InvalidRequest(f"Invalid request: missing {name} parameter")
     if isinstance(value, str):
         return [_unicode(value, name)], False
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return [_unicode(item, name) for item in value], True
-    raise _Invalid(f"Invalid request: {name} must be a string or a list of strings")
+    raise InvalidRequest(f"Invalid request: {name} must be a string or a list of strings")
 
 
 def _unicode(text: str, name: str) -> str:
@@ -189,32 +172,36 @@ def _unicode(text: str, name: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise _Invalid(f"Invalid request: {name} holds a lone surrogate (\\ud800-\\udfff), not text") from None
+        raise InvalidRequest(f"Invalid request: {name} holds a lone surrogate (\\ud800-\\udfff), not text") from None
     return text
 
 
 def _language(params: dict[str, Any], name: str, supported: Collection[str], auto: bool = False) -> str:
     value = params.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise _Invalid(f"Invalid request: missing {name} parameter")
+        raise InvalidRequest(f"Invalid request: missing {name} parameter")
     if not isinstance(value, str):
-        raise _Invalid(f"Invalid request: {name} must be a language code")
+        raise InvalidRequest(f"Invalid request: {name} must be a language code")
     _unicode(value, name)
     if auto and value.strip().lower() in (AUTO, UNDETERMINED):
         return AUTO
     code = normalize_code(value, supported)
     if code is None:
-        raise _Invalid(f"{value} is not supported")
+        raise InvalidRequest(f"{value} is not supported")
     return code
 
 
 def _alternatives(params: dict[str, Any]) -> int:
     value = params.get("alternatives", 0)
-    text = str(value).strip()
-    if isinstance(value, bool) or not isinstance(value, int | str) or not text.lstrip("-").isdigit():
-        raise _Invalid(f"Invalid request: alternatives must be a whole number, not {text[:20]!r}")
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError
+        count = int(value)  # a string of more than 4,300 digits raises ValueError too
+    except ValueError:
+        shown = str(value).strip()[:20]
+        raise InvalidRequest(f"Invalid request: alternatives must be a whole number, not {shown!r}") from None
     # As LibreTranslate: fewer than 0 is 0; and no more than this server offers (they are "up to").
-    return min(max(int(text), 0), limits.MAX_ALTERNATIVES)
+    return min(max(count, 0), limits.MAX_ALTERNATIVES)
 
 
 def _detected(language: str | None, confidence: float | None, supported: Collection[str]) -> dict[str, Any]:
@@ -240,10 +227,8 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
     target = _language(params, "target", supported)
     fmt = params.get("format") or "text"
     if not isinstance(fmt, str) or fmt not in FORMATS:
-        raise _Invalid(f"Invalid request: format must be one of {', '.join(FORMATS)}, not {str(fmt)[:20]!r}")
+        raise InvalidRequest(f"Invalid request: format must be one of {', '.join(FORMATS)}, not {str(fmt)[:20]!r}")
     alternatives = _alternatives(params)
-    if len(texts) > limits.MAX_RECORDS_PER_REQUEST:
-        raise PayloadTooLarge("q: number of texts", limits.MAX_RECORDS_PER_REQUEST, len(texts))
     payload = Payload(
         fromLang=source,
         toLang=target,
@@ -268,11 +253,18 @@ async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
     _check_key(params, request)
     texts, _ = _text_list(params)
     fmt = params.get("format") or "text"
-    text = "\n".join(language_text(t, fmt if fmt in FORMATS else "text") for t in texts)
-    if len(text) > limits.MAX_CHARS_PER_REQUEST:
-        raise PayloadTooLarge("q: characters", limits.MAX_CHARS_PER_REQUEST, len(text))
+    # The native limits, checked before anything is parsed; the parsing and scoring in a thread.
+    if len(texts) > limits.MAX_RECORDS_PER_REQUEST:
+        raise PayloadTooLarge("q: number of texts", limits.MAX_RECORDS_PER_REQUEST, len(texts))
+    if sum(map(len, texts)) > limits.MAX_CHARS_PER_REQUEST:
+        raise PayloadTooLarge("q: characters", limits.MAX_CHARS_PER_REQUEST, sum(map(len, texts)))
     supported = frozenset(service.handler.languages) & DETECTABLE
-    ranked = await asyncio.to_thread(lambda: detector_for(supported).rank(text))
+
+    def rank() -> list[tuple[str, float]]:
+        text = "\n".join(language_text(t, fmt if fmt in FORMATS else "text") for t in texts)
+        return detector_for(supported).rank(text)
+
+    ranked = await asyncio.to_thread(rank)
     candidates = [{"confidence": _confidence(share), "language": code} for code, share in ranked[:DETECT_CANDIDATES]]
     return candidates or [_detected(UNDETERMINED, 0.0, supported)]
 

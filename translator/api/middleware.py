@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
@@ -66,7 +67,8 @@ class EdgeMiddleware:
         compatible_path = normalized_path(scope.get("path", ""))
         if compatible_path is not None and compatible_path != scope["path"]:
             # Clients join a base URL and a path naively: answer, do not redirect (not all follow).
-            scope = {**scope, "path": compatible_path, "raw_path": compatible_path.encode("latin-1")}
+            raw_path = urllib.parse.quote(compatible_path).encode("ascii")  # raw_path is percent-encoded
+            scope = {**scope, "path": compatible_path, "raw_path": raw_path}
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, _ErrorRewriter(send, scope["method"]))
             return

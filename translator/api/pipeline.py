@@ -179,11 +179,10 @@ async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple
     """
     # In a thread: the first call loads the detector's model (about a second), and scoring (and
     # parsing HTML) of a large request takes a while; the worker's event loop keeps serving meanwhile.
-    texts, detections = await asyncio.to_thread(_detect_all, payload, frozenset(supported))
+    detections = await asyncio.to_thread(_detect_all, payload, frozenset(supported))
     majority = _majority([d for d in detections if d is not None and d.language is not None])
-    detector = detector_for(frozenset(supported)) if majority is not None else None
     sources, detected = [], []
-    for text, detection in zip(texts, detections, strict=True):
+    for detection in detections:
         if detection is None or detection.guess is None:  # no letters: nothing to translate
             sources.append(payload.to_lang)
             detected.append((UNDETERMINED, 0.0))
@@ -193,9 +192,9 @@ async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple
         elif payload.fallback_lang is not None:
             sources.append(payload.fallback_lang)
             detected.append((UNDETERMINED, 0.0))
-        elif majority is not None and detector is not None:
+        elif majority is not None:
             sources.append(majority)
-            detected.append((majority, round(detector.share(text, majority), 3)))
+            detected.append((majority, round(detection.share(majority), 3)))
         else:
             sources.append(detection.guess)
             detected.append((detection.guess, round(detection.guess_confidence, 3)))
@@ -208,17 +207,18 @@ def _majority(detections: list[Detection]) -> str | None:
         return None
     votes: dict[str, tuple[int, float]] = {}
     for detection in detections:
-        count, total = votes.get(detection.language or "", (0, 0.0))
-        votes[detection.language or ""] = (count + 1, total + detection.confidence)
+        language = str(detection.language)  # determined: never None here
+        count, total = votes.get(language, (0, 0.0))
+        votes[language] = (count + 1, total + detection.confidence)
     return max(votes, key=votes.__getitem__)
 
 
-def _detect_all(payload: Payload, supported: frozenset[str]) -> tuple[list[str], list[Detection | None]]:
+def _detect_all(payload: Payload, supported: frozenset[str]) -> list[Detection | None]:
     texts = [language_text(record.text, payload.format) for record in payload.records]
     if not any(has_letters(text) for text in texts):
-        return texts, [None] * len(texts)  # the model is not loaded for a request without words
+        return [None] * len(texts)  # the model is not loaded for a request without words
     detector = detector_for(supported)
-    return texts, [detector.detect(text) if has_letters(text) else None for text in texts]
+    return [detector.detect(text) if has_letters(text) else None for text in texts]
 
 
 def _plans(payload: Payload, sources: list[str]) -> list[Plan]:

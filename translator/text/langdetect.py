@@ -34,8 +34,8 @@ from typing import Any
 from translator.text.segment import has_letters
 
 AUTO = "auto"
-# Answered as `detectedLang` for a record whose language was not determined (and which was
-# translated from `fallbackLang`): BCP 47's code for "undetermined".
+# Answered as `detectedLang` for a record without letters, and for one whose language was not
+# determined and which was translated from `fallbackLang`: BCP 47's code for "undetermined".
 UNDETERMINED = "und"
 
 # Detector labels whose M2M100 code differs. M2M100 writes Northern Sotho `ns` (ISO 639-3 `nso`),
@@ -89,6 +89,12 @@ class Detection:
     # `language` is None; None only for text without letters.
     guess: str | None = None
     guess_confidence: float = 0.0
+    # Every checkpoint language's share of the probability, best first (the guess is the first).
+    ranked: tuple[tuple[str, float], ...] = ()
+
+    def share(self, language: str) -> float:
+        """`language`'s share of the checkpoint languages' probability for this text."""
+        return dict(self.ranked).get(language, 0.0)
 
 
 class LanguageDetector:
@@ -99,41 +105,40 @@ class LanguageDetector:
         self._identifier = _identifier()
 
     def detect(self, text: str) -> Detection:
-        sample = text[:DETECT_CHARS]
+        sample = _sample(text)
         if not has_letters(sample):
             return Detection(None, 0.0, "no letters in it")
         scores = self._scores(sample)
-        ranked = self._supported(scores)
+        ranked = tuple(self._supported(scores))
         guess, guess_confidence = ranked[0] if ranked else (None, 0.0)
+
+        def undetermined(confidence: float, reason: str) -> Detection:
+            return Detection(None, confidence, reason, guess, guess_confidence, ranked)
+
         if _word_count(sample) < MIN_WORDS:
-            return Detection(None, 0.0, "too short to tell its language (fewer than 2 words)", guess, guess_confidence)
+            return undetermined(0.0, "too short to tell its language (fewer than 2 words)")
         overall = max(scores, key=scores.__getitem__)
         if overall not in self.languages and scores[overall] >= MIN_UNSUPPORTED:
             if overall == _NO_LANGUAGE:
-                return Detection(None, scores[overall], "no language found in it", guess, guess_confidence)
-            reason = f"detected as {overall!r}, which the loaded model does not translate"
-            return Detection(None, scores[overall], reason, guess, guess_confidence)
+                return undetermined(scores[overall], "no language found in it")
+            return undetermined(scores[overall], f"detected as {overall!r}, which the loaded model does not translate")
         if guess is None:
-            return Detection(None, 0.0, "none of the loaded model's languages can be detected")
+            return undetermined(0.0, "none of the loaded model's languages can be detected")
         if guess_confidence < MIN_CONFIDENCE:
-            reason = (
+            return undetermined(
+                guess_confidence,
                 f"language not determined with confidence (best guess {guess!r} at {guess_confidence:.2f}, "
-                f"below {MIN_CONFIDENCE})"
+                f"below {MIN_CONFIDENCE})",
             )
-            return Detection(None, guess_confidence, reason, guess, guess_confidence)
-        return Detection(guess, guess_confidence, None, guess, guess_confidence)
+        return Detection(guess, guess_confidence, None, guess, guess_confidence, ranked)
 
     def rank(self, text: str) -> list[tuple[str, float]]:
         """The checkpoint's languages by probability for `text` (renormalised over them), best
         first; empty for text without letters."""
-        sample = text[:DETECT_CHARS]
+        sample = _sample(text)
         if not has_letters(sample):
             return []
         return self._supported(self._scores(sample))
-
-    def share(self, text: str, language: str) -> float:
-        """`language`'s share of the checkpoint languages' probability for `text`."""
-        return dict(self.rank(text)).get(language, 0.0)
 
     def _scores(self, sample: str) -> dict[str, float]:
         scores: dict[str, float] = defaultdict(float)
@@ -174,6 +179,12 @@ def detector_for(languages: Iterable[str]) -> LanguageDetector:
     if detector is None:
         detector = _DETECTORS.setdefault(key, LanguageDetector(key))
     return detector
+
+
+def _sample(text: str) -> str:
+    """What is scored: DETECT_CHARS from the first letter (a record may open with a table of numbers)."""
+    first = next((i for i, char in enumerate(text) if char.isalpha()), len(text))
+    return text[first : first + DETECT_CHARS]
 
 
 def _word_count(text: str) -> int:
