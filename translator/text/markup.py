@@ -57,18 +57,24 @@ class Token:
     name: str = ""
     role: str = ""
     partner: int = -1
-    # TEXT only: cumulative (decoded, raw) offsets at each character or character reference, so a
+    # TEXT only: (decoded offset, raw offset, decoded length of the reference there or 0) where
+    # the text starts, at each character reference and after it; between two, a decoded
+    # character is one raw character. Empty when decoded and raw are the same. So a cut between
+    # sentences inside one text node maps back to the source.
     # cut between sentences inside one text node maps back to the source.
-    offsets: list[tuple[int, int]] = field(default_factory=list)
+    offsets: list[tuple[int, int, int]] = field(default_factory=list)
 
     def raw_at(self, decoded: int) -> int:
         """The offset in `raw` of the decoded character at `decoded` (a boundary inside a
         multi-character reference maps to its start)."""
         if not self.offsets:
             return decoded
-        # The last offset at or before `decoded` (bisect: a long text node is cut many times).
-        index = bisect.bisect_right(self.offsets, (decoded, math.inf)) - 1
-        return self.offsets[index][1] if index >= 0 else 0
+        # The last anchor at or before `decoded` (bisect: a long text node is cut many times).
+        index = bisect.bisect_right(self.offsets, (decoded, math.inf, math.inf)) - 1
+        if index < 0:
+            return 0
+        start, raw, reference = self.offsets[index]
+        return raw if reference else raw + decoded - start
 
 
 def text_tokens(text: str) -> list[Token]:
@@ -250,30 +256,23 @@ _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)"
 
 
 def _text_token(raw: str) -> Token:
-    offsets = []
+    offsets = [(0, 0, 0)]
     decoded_parts = []
     decoded = position = 0
     for match in _CHARREF.finditer(raw):
         reference = _reference(match.group())
         if reference is None:
             continue  # not a reference (`&page=2`): its characters are text, read below
-        for char in raw[position : match.start()]:
-            offsets.append((decoded, position))
-            decoded_parts.append(char)
-            decoded += 1
-            position += 1
-        offsets.append((decoded, position))
+        decoded_parts.append(raw[position : match.start()])
+        decoded += match.start() - position
         value = html.unescape(reference)
+        offsets.append((decoded, match.start(), len(value)))
         decoded_parts.append(value)
         decoded += len(value)
         position = match.start() + len(reference)
-    for char in raw[position:]:
-        offsets.append((decoded, position))
-        decoded_parts.append(char)
-        decoded += 1
-        position += 1
-    offsets.append((decoded, position))
-    return Token(TEXT, raw, "".join(decoded_parts), offsets=offsets)
+        offsets.append((decoded, position, 0))
+    decoded_parts.append(raw[position:])
+    return Token(TEXT, raw, "".join(decoded_parts), offsets=offsets if len(offsets) > 1 else [])
 
 
 def _reference(candidate: str) -> str | None:
@@ -313,9 +312,12 @@ def _slice(token: Token, start: int, end: int, kind: str) -> Token:
         return Token(KEEP, raw, token.text[start:end])
     if not token.offsets:
         return Token(TEXT, raw, token.text[start:end])
-    low = bisect.bisect_left(token.offsets, (start, -1))
-    high = bisect.bisect_right(token.offsets, (end, math.inf))
-    offsets = [(d - start, r - raw_start) for d, r in token.offsets[low:high]]
+    low = bisect.bisect_right(token.offsets, (start, math.inf, math.inf))
+    high = bisect.bisect_right(token.offsets, (end, math.inf, math.inf))
+    # The slice starts as plain text, or inside the reference that covers `start`.
+    first_start, _, first_reference = token.offsets[low - 1]
+    inside = max(first_start + first_reference - start, 0) if first_reference else 0
+    offsets = [(0, 0, inside)] + [(d - start, r - raw_start, n) for d, r, n in token.offsets[low:high]]
     return Token(TEXT, raw, token.text[start:end], offsets=offsets)
 
 
