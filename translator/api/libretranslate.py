@@ -34,7 +34,7 @@ from translator.contract.errors import (
 )
 from translator.contract.schemas import Payload, Record
 from translator.text.langdetect import AUTO, DETECTABLE, UNDETERMINED, detector_for
-from translator.text.plan import FORMATS, language_text
+from translator.text.plan import FORMATS, language_text, record_tokens
 
 PREFIX = "/libretranslate"
 # Codes LibreTranslate clients send for languages M2M100 names otherwise: LibreTranslate's own
@@ -261,7 +261,7 @@ async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
     supported = frozenset(service.handler.languages) & DETECTABLE
 
     def rank() -> list[tuple[str, float]]:
-        text = "\n".join(language_text(t, fmt if fmt in FORMATS else "text") for t in texts)
+        text = "\n".join(language_text(record_tokens(t, fmt if fmt in FORMATS else "text")) for t in texts)
         return detector_for(supported).rank(text)
 
     ranked = await asyncio.to_thread(rank)

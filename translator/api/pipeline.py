@@ -21,7 +21,8 @@ from translator.contract.errors import (
 from translator.contract.protocol import ENGINE_FAILED, TRUNCATED, Piece, PieceResult
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.text.langdetect import AUTO, UNDETERMINED, Detection, detector_for
-from translator.text.plan import Plan, Resolution, language_text, plan_record
+from translator.text.markup import Token
+from translator.text.plan import Plan, Resolution, language_text, plan_record, record_tokens
 from translator.text.segment import has_letters
 
 EngineCall = Callable[[list[Piece]], Awaitable[Sequence[PieceResult]]]
@@ -62,8 +63,9 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
     check_limits(payload)
     check_languages(payload, supported)
     detected: list[tuple[str, float]] | None = None
+    tokens: list[list[Token]] | None = None
     if payload.from_lang == AUTO:
-        sources, detected = await _detect_sources(payload, supported)
+        sources, detected, tokens = await _detect_sources(payload, supported)
     elif payload.from_lang == payload.to_lang:
         # Nothing to translate; the model would only paraphrase, slowly.
         return TranslationResult(result=[TranslatedRecord(id=r.id, text=r.text) for r in payload.records])
@@ -73,7 +75,7 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
     # A large request is split in a thread: 500,000 characters take tens of milliseconds, which on
     # the worker's event loop every other request in that worker would wait out.
     large = sum(len(record.text) for record in payload.records) > SPLIT_IN_THREAD_CHARS
-    plans = await asyncio.to_thread(_plans, payload, sources) if large else _plans(payload, sources)
+    plans = await asyncio.to_thread(_plans, payload, sources, tokens) if large else _plans(payload, sources, tokens)
     # All of a request's sentences go in one call: the scheduler merges them with other requests'
     # and sorts them by length, so splitting costs no extra round trips. A second call, for the
     # whole request, only where inline tags or placeholders could not be placed in a sentence's
@@ -169,8 +171,11 @@ async def _translate(
     return out
 
 
-async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple[list[str], list[tuple[str, float]]]:
-    """Each record's source language, and the (detectedLang, detectedConfidence) to answer.
+async def _detect_sources(
+    payload: Payload, supported: Collection[str]
+) -> tuple[list[str], list[tuple[str, float]], list[list[Token]]]:
+    """Each record's source language, the (detectedLang, detectedConfidence) to answer, and its
+    tokens (to plan from).
 
     A record with letters is never refused: one whose language is not determined (a greeting, a
     button label, an ambiguous line) is translated from `fallbackLang` when the caller gave one
@@ -179,7 +184,7 @@ async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple
     """
     # In a thread: the first call loads the detector's model (about a second), and scoring (and
     # parsing HTML) of a large request takes a while; the worker's event loop keeps serving meanwhile.
-    detections = await asyncio.to_thread(_detect_all, payload, frozenset(supported))
+    tokens, detections = await asyncio.to_thread(_detect_all, payload, frozenset(supported))
     majority = _majority([d for d in detections if d is not None and d.language is not None])
     sources, detected = [], []
     for detection in detections:
@@ -198,7 +203,7 @@ async def _detect_sources(payload: Payload, supported: Collection[str]) -> tuple
         else:
             sources.append(detection.guess)
             detected.append((detection.guess, round(detection.guess_confidence, 3)))
-    return sources, detected
+    return sources, detected, tokens
 
 
 def _majority(detections: list[Detection]) -> str | None:
@@ -213,17 +218,20 @@ def _majority(detections: list[Detection]) -> str | None:
     return max(votes, key=votes.__getitem__)
 
 
-def _detect_all(payload: Payload, supported: frozenset[str]) -> list[Detection | None]:
-    texts = [language_text(record.text, payload.format) for record in payload.records]
+def _detect_all(payload: Payload, supported: frozenset[str]) -> tuple[list[list[Token]], list[Detection | None]]:
+    """Each record's tokens (planned from later, not parsed again) and its detection."""
+    tokens = [record_tokens(record.text, payload.format) for record in payload.records]
+    texts = [language_text(record) for record in tokens]
     if not any(has_letters(text) for text in texts):
-        return [None] * len(texts)  # the model is not loaded for a request without words
+        return tokens, [None] * len(texts)  # the model is not loaded for a request without words
     detector = detector_for(supported)
-    return [detector.detect(text) if has_letters(text) else None for text in texts]
+    return tokens, [detector.detect(text) if has_letters(text) else None for text in texts]
 
 
-def _plans(payload: Payload, sources: list[str]) -> list[Plan]:
+def _plans(payload: Payload, sources: list[str], tokens: list[list[Token]] | None) -> list[Plan]:
     # A record already in the target language comes back as it is, like a whole request does.
+    made: list[list[Token] | None] = list(tokens) if tokens is not None else [None] * len(payload.records)
     return [
-        plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format)
-        for record, source in zip(payload.records, sources, strict=True)
+        plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format, parsed)
+        for record, source, parsed in zip(payload.records, sources, made, strict=True)
     ]

@@ -59,31 +59,29 @@ class _Unit:
         return all(item.kind == TEXT for item in self.items)
 
 
-def plan_text(text: str, language: str, max_chars: int, target: str) -> Plan:
-    return Plan(text, text_tokens(text), language, max_chars, target, escape=_identity)
+def record_tokens(text: str, fmt: str = TEXT_FORMAT) -> list[Token]:
+    return html_tokens(text) if fmt == HTML_FORMAT else text_tokens(text)
 
 
-def plan_html(source: str, language: str, max_chars: int, target: str) -> Plan:
-    return Plan(source, html_tokens(source), language, max_chars, target, escape=_escape)
+def plan_record(
+    text: str,
+    language: str,
+    max_chars: int,
+    target: str,
+    fmt: str = TEXT_FORMAT,
+    tokens: list[Token] | None = None,
+) -> Plan:
+    """`tokens`: the record's `record_tokens`, when detection made them already (HTML is parsed once)."""
+    if language == target:  # already in the target language: it comes back as it is
+        return Plan(text, [], "", 1, "", escape=_identity)
+    escape = _escape if fmt == HTML_FORMAT else _identity
+    return Plan(text, record_tokens(text, fmt) if tokens is None else tokens, language, max_chars, target, escape)
 
 
-def plan_verbatim(text: str) -> Plan:
-    """A record that comes back as it is (already in the target language)."""
-    return Plan(text, [], "", 1, "", escape=_identity)
-
-
-def plan_record(text: str, language: str, max_chars: int, target: str, fmt: str = TEXT_FORMAT) -> Plan:
-    if language == target:
-        return plan_verbatim(text)
-    if fmt == HTML_FORMAT:
-        return plan_html(text, language, max_chars, target)
-    return plan_text(text, language, max_chars, target)
-
-
-def language_text(text: str, fmt: str) -> str:
-    """The words of a record that show its language, for detection: what a reader sees (HTML
-    without tags, scripts and styles), without placeholders, URLs, addresses and inline code."""
-    tokens = html_tokens(text) if fmt == HTML_FORMAT else text_tokens(text)
+def language_text(tokens: list[Token]) -> str:
+    """The words of a record (its `record_tokens`) that show its language, for detection: what a
+    reader sees (HTML without tags, scripts and styles), without placeholders, URLs, addresses
+    and inline code."""
     return "".join(token.text if token.kind == TEXT else " " for token in tokens)
 
 
