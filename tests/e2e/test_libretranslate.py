@@ -12,7 +12,7 @@ import requests
 from libretranslatepy import LibreTranslateAPI
 from lxml import html as lxml_html
 
-from fixture.build import load_corpus
+from harness.corpus import corpus_sentences
 from translator.contract import limits
 
 pytestmark = pytest.mark.e2e
@@ -20,11 +20,7 @@ pytestmark = pytest.mark.e2e
 
 def sentences(source: str, target: str) -> list[tuple[str, str]]:
     """The fixture's sentence pairs from `source` into `target`."""
-    pairs = []
-    for doc in load_corpus():
-        if (doc["src_lang"], doc["tgt_lang"]) == (source, target):
-            pairs += list(zip(doc["source"], doc["target"], strict=True))
-    return pairs
+    return [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == (source, target)]
 
 
 def base(server) -> str:
