@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture serve-fixture test test-fast eval bench bench-smoke soak lint clean
+.PHONY: setup serve fixture serve-fixture test test-fast test-image image eval bench bench-smoke soak lint clean
 
 setup: $(VENV)/.installed
 
@@ -35,16 +35,40 @@ fixture: setup
 serve-fixture: fixture
 	$(MAKE) serve MODEL_ID=$(FIXTURE)
 
+# Everything but the image tier (`make test-image`), which needs a container engine.
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not image"
 
 # Unit tests that need neither the fixture model nor a server: seconds, for a change away from the
 # model path. `make test` remains the one that counts.
-MODEL_TESTS := test_backends.py test_bulk.py test_cache.py test_engine.py test_evaluation.py test_fixture.py \
+MODEL_TESTS := test_backends.py test_bulk.py test_cache.py test_engine.py test_evaluation.py test_fixture.py test_image_build.py \
 	test_middleware.py test_service_wiring.py
 FAST_TESTS := $(filter-out $(addprefix tests/unit/,$(MODEL_TESTS)),$(wildcard tests/unit/test_*.py))
 test-fast: setup
 	$(BIN)/python -m pytest $(FAST_TESTS)
+
+# The bento and its OCI image (deploy/image/build.py, deploy/README.md): MODEL_ID registered, then
+# `bentoml containerize` with the engine found (ENGINE: auto, docker, podman or buildah), tagged
+# $(IMAGE):<model version>-$(DEVICE), the tag printed last. DEVICE=cpu: CTranslate2 without torch;
+# gpu: with CUDA torch. BASE (python:3.11-slim): auto, registry (Docker Hub) or debian (built from
+# the Debian mirror, for networks without Docker Hub). Installs podman where no engine works.
+DEVICE ?= cpu
+BASE   ?= auto
+ENGINE ?= auto
+IMAGE  ?= m2m-translation
+image: setup
+	bash deploy/image/install-engine.sh
+	$(BIN)/python deploy/image/build.py --model-id "$(MODEL_ID)" --device $(DEVICE) --base $(BASE) \
+		--engine $(ENGINE) --name $(IMAGE)
+
+# The image tier: the fixture model's image built as `make image` builds it, then run as the cpu
+# Deployment runs it (tests/image). Skipped, with the reason, where no container engine works.
+# podman and buildah here get deploy/image/containers.conf (runc, ulimits the machine allows)
+# unless CONTAINERS_CONF names another.
+test-image: fixture
+	bash deploy/image/install-engine.sh
+	CONTAINERS_CONF=$${CONTAINERS_CONF:-$(CURDIR)/deploy/image/containers.conf} IMAGE_BASE=$(BASE) \
+		$(BIN)/python -m pytest -m image tests/image
 
 EVAL_DATA ?= fixture/eval/flores
 EVAL_OUT  ?= build/eval

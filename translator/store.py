@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from translator.config import MODEL_NAME
-from translator.engine.backends import is_converted
+from translator.engine.backends import WEIGHT_FILES, is_converted, torch_installed
 from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR
 from translator.engine.backends.ctranslate2_convert import convert, converted_path
 
@@ -39,7 +39,6 @@ BATCHABLE_METHOD = "translate"
 BATCH_DIM = 0
 
 # What a checkpoint needs: weights (one of the two forms), config, tokenizer, generation config.
-_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 _REQUIRED = ("config.json", "vocab.json", "sentencepiece.bpe.model")
 _OPTIONAL = ("generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
 _HUB_PATTERNS = [*_REQUIRED, *_OPTIONAL, "model.safetensors"]
@@ -102,9 +101,9 @@ def _from_hub(model_id: str) -> Source:
 
 def checkpoint_files(directory: Path) -> list[Path]:
     missing = [name for name in _REQUIRED if not (directory / name).is_file()]
-    weights = [name for name in _WEIGHTS if (directory / name).is_file()]
+    weights = [name for name in WEIGHT_FILES if (directory / name).is_file()]
     if not weights:
-        missing.append(" or ".join(_WEIGHTS))
+        missing.append(" or ".join(WEIGHT_FILES))
     if missing:
         raise RegistrationError(f"{directory}: not an M2M100 checkpoint, missing {', '.join(missing)}")
     try:
@@ -141,6 +140,13 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
     import bentoml
     from bentoml.exceptions import NotFound
 
+    if not torch_installed():
+        # Checked before anything is copied: the conversion would fail after the copy.
+        raise RegistrationError(
+            "registering converts the checkpoint for CTranslate2, which reads its weights with torch, and torch "
+            "is not installed here (the CPU image ships CTranslate2 alone): register with the GPU image or "
+            "on a machine with requirements.txt installed"
+        )
     source = resolve(model_id)
     files = checkpoint_files(source.directory)
     tag = f"{MODEL_NAME}:{content_version(files)}"
@@ -192,6 +198,47 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         _convert(source.directory, Path(model.path))
     logger.info("registered %s as %s, now %s:latest", model_id, tag, MODEL_NAME)
     return tag
+
+
+def entry_info(tag: str) -> dict[str, Any]:
+    """Where a store entry lies and what was recorded with it, for `add_ctranslate2_only`."""
+    import bentoml
+
+    model = bentoml.models.get(tag)
+    return {
+        "tag": str(model.tag),
+        "path": model.path,
+        "labels": dict(model.info.labels),
+        "metadata": dict(model.info.metadata),
+    }
+
+
+def add_ctranslate2_only(info: dict[str, Any]) -> str:
+    """Into this process's store, the entry `info` describes (`entry_info`, read from another
+    store) less the checkpoint's weights: configs, tokenizer and the CTranslate2 conversion. What
+    the CPU image ships (deploy/image/build.py): without torch its only engine is CTranslate2, which
+    never reads the weights, half of the entry. Same tag: the same checkpoint, for one engine."""
+    import bentoml
+
+    source = Path(info["path"])
+    if not is_converted(source):
+        raise RegistrationError(f"{info['tag']} has no CTranslate2 conversion: register it again with save_model.py")
+    metadata = {**info["metadata"], "engines": {"ctranslate2": CONVERTED_DIR}}
+    with bentoml.models.create(
+        info["tag"],
+        labels=info["labels"],
+        metadata=metadata,
+        signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},  # type: ignore[arg-type]
+    ) as model:
+        destination = Path(model.path)
+        for path in sorted(source.rglob("*")):
+            relative = path.relative_to(source)
+            if path.is_dir() or relative.name in WEIGHT_FILES or relative.name == "model.yaml":
+                continue  # model.yaml: the store's own record, written anew by create()
+            target = destination / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)  # a link would not survive: create() copies its directory into the store
+    return info["tag"]
 
 
 def _convert(directory: Path, stored: Path) -> None:

@@ -1,14 +1,23 @@
-"""Rendering the kustomize overlays with a real kubectl, and reading what they render."""
+"""Rendering the kustomize overlays with a real kubectl, reading what they render, and checking a
+pod that runs them: the stand-in pod (tests/deploy/test_bento.py) and the image (tests/image)."""
 
 from __future__ import annotations
 
 import functools
+import json
+import math
 import os
+import re
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+import requests
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,3 +111,193 @@ def repo_config() -> Obj:
 
 def adapter_rules() -> list[Obj]:
     return yaml.safe_load(ADAPTER_VALUES.read_text(encoding="utf-8"))["rules"]["custom"]
+
+
+# --------------------------------------------------------------------------- a pod, as the kubelet sees it
+
+
+def quantity(value: str) -> float:
+    units = {"m": 1e-3, "": 1.0}
+    number, unit = re.fullmatch(r"([0-9.]+)(m?)", str(value)).groups()  # type: ignore[union-attr]
+    return float(number) * units[unit]
+
+
+def pod_env(c: Obj, path: Callable[[str], str] = lambda value: value) -> dict[str, str]:
+    """The Deployment's env as the kubelet would resolve it (only the sources it uses); `path` maps
+    a value (a path in the container) to where the pod's filesystem is, for the stand-in pod."""
+    out = {}
+    for item in c.get("env", []):
+        if "value" in item:
+            out[item["name"]] = path(item["value"])
+            continue
+        source = item["valueFrom"]
+        if "secretKeyRef" in source:
+            # No Secret exists in the test pod's namespace: an optional reference leaves the
+            # variable unset, as the kubelet does; any other would keep the container from starting.
+            assert source["secretKeyRef"].get("optional") is True, f"{item['name']} needs a Secret"
+            continue
+        ref = source["resourceFieldRef"]
+        resource_kind, resource = ref["resource"].split(".")
+        amount = quantity(c["resources"][resource_kind][resource]) / quantity(ref.get("divisor", "1"))
+        out[item["name"]] = str(math.ceil(amount))
+    return out
+
+
+def probe(url: str, spec: Obj) -> tuple[int, float]:
+    started = time.monotonic()
+    response = requests.get(url + spec["httpGet"]["path"], timeout=spec["timeoutSeconds"])
+    return response.status_code, time.monotonic() - started
+
+
+def wait_for_startup(url: str, startup: Obj, budget_s: float, gone: Callable[[], str | None]) -> float:
+    """Polls the startup probe as the kubelet does (each try within its timeout) until it passes;
+    the seconds it took. `gone` says why the server is no longer there, or None while it is.
+
+    Before the engine gate (translator/api/engine_gate.py), a /readyz sent while the engine loaded stayed
+    open until traffic.timeout and delayed the exit on SIGTERM by as much; now it answers 503 at
+    once until the model is loaded and the dispatcher warmed up, so polling it is safe.
+    """
+    started = time.monotonic()
+    assert budget_s <= startup["periodSeconds"] * startup["failureThreshold"], "budget past the probe's"
+    while time.monotonic() - started < budget_s:
+        reason = gone()
+        if reason:
+            pytest.fail(reason)
+        try:
+            status, elapsed = probe(url, startup)
+        except requests.RequestException:
+            status, elapsed = 0, 0.0
+        assert elapsed < startup["timeoutSeconds"], f"/readyz took {elapsed:.1f}s during start-up"
+        if status == 200:
+            return time.monotonic() - started
+        time.sleep(0.5)
+    pytest.fail(f"not up within {budget_s:.0f}s")
+
+
+def corpus() -> list[dict[str, Any]]:
+    lines = (ROOT / "fixture" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def en_sentences() -> list[str]:
+    return [sentence for item in corpus() if item["src_lang"] == "en" for sentence in item["source"]]
+
+
+def body(text: str, record_id: str = "1") -> dict[str, Any]:
+    return {"payload": {"fromLang": "en", "toLang": "fr", "records": [{"id": record_id, "text": text}]}}
+
+
+def serves_the_fixture(url: str) -> None:
+    """The fixture reproduces its corpus exactly: the right answer proves the bundled fixture (not
+    a decoy, not another model) is what the pod serves, through the contract's exact shape."""
+    pair = next(p for p in corpus() if (p["src_lang"], p["tgt_lang"]) == ("en", "fr"))
+    languages = requests.get(url + "/languages", timeout=10).json()["languages"]
+    assert {"en", "fr"} <= set(languages)
+    reply = requests.post(url + "/translation", json=body(pair["source"][0]), timeout=60)
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == {"result": [{"id": "1", "text": pair["target"][0]}]}
+
+
+def in_progress(url: str, metric: str, endpoint: str = "/translation") -> float:
+    """The HPA's signal, read as prometheus-adapter reads it: the series for POST /translation
+    (or, with `endpoint="/translate"`, the engine's calls)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = 0.0
+    found = False
+    for family in text_string_to_metric_families(requests.get(url + "/metrics", timeout=10).text):
+        for sample in family.samples:
+            if sample.name == metric and sample.labels.get("endpoint") == endpoint:
+                total += sample.value
+                found = True
+    assert found, f'/metrics has no {metric}{{endpoint="{endpoint}"}} series'
+    return total
+
+
+IN_FLIGHT = 20
+SENTENCES_PER_REQUEST = 40
+
+
+def drain_on_sigterm(
+    url: str, sigterm: Callable[[], None], wait_exit: Callable[[], int], log: Callable[[], str]
+) -> str:
+    """IN_FLIGHT requests of many sentences each, all at the engine, then `sigterm()` (SIGTERM to
+    the container's PID 1, as the kubelet sends it), then `wait_exit()` (its exit code, within the
+    grace period). Every request in flight must be answered, exactly; one sent after the signal
+    refused cleanly; the exit code 0. Returns a line of what happened, for the test's output."""
+    # The series the prometheus-adapter rules read (and so the HPA) must exist under these names.
+    series = {re.match(r"(\w+)\{", rule["seriesQuery"]).group(1) for rule in adapter_rules()}  # type: ignore[union-attr]
+    exposed = requests.get(url + "/metrics", timeout=10).text
+    assert all(name in exposed for name in series), f"/metrics lacks one of {series}"
+    metric = "bentoml_service_request_in_progress"
+    assert metric in series
+    # Many sentences per record, rotated per request so the engine's deduplication cannot make the
+    # batches cheap: requests span several engine batches and stay in flight while the signal comes.
+    sentences = en_sentences()
+
+    def text_for(i: int) -> str:
+        return " ".join(sentences[(i + k) % len(sentences)] for k in range(SENTENCES_PER_REQUEST))
+
+    results: list[tuple[int, float, Any]] = []
+    lock = threading.Lock()
+
+    def send(i: int) -> None:
+        outcome: tuple[int, float, Any]
+        try:
+            reply = requests.post(url + "/translation", json=body(text_for(i), str(i)), timeout=300)
+            try:
+                outcome = (reply.status_code, time.monotonic(), reply.json())
+            except ValueError:
+                outcome = (reply.status_code, time.monotonic(), reply.text)
+        except requests.RequestException as exc:
+            outcome = (0, time.monotonic(), repr(exc))
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=send, args=(i,), daemon=True) for i in range(IN_FLIGHT)]
+    for thread in threads:
+        thread.start()
+    # At least half of them in flight at once (on the gauge the HPA reads): how many more get there
+    # before the first finishes depends on the machine's speed, which a test must not.
+    deadline = time.monotonic() + 30
+    while in_progress(url, metric) < IN_FLIGHT // 2:
+        assert time.monotonic() < deadline, f"fewer than {IN_FLIGHT // 2} requests ever in flight at once"
+        time.sleep(0.05)
+
+    # Then all of them at the engine, as in Kubernetes, where SIGTERM follows the preStop sleep and
+    # so finds every request long past the API worker's few milliseconds of parsing. A request the
+    # API worker has not yet handed on when the engine stops accepting connections is answered 503
+    # with Retry-After (tests/unit/test_engine_client.py), and must not take the others with it.
+    while in_progress(url, metric, "/translate") + len(results) < IN_FLIGHT:
+        assert time.monotonic() < deadline, "the requests never all reached the engine"
+        time.sleep(0.05)
+
+    signalled = time.monotonic()
+    sigterm()
+    # A request arriving after the signal (Kubernetes has removed the pod from its endpoints by
+    # then, but a client may hold an old connection) is refused cleanly: no 500, no hang.
+    time.sleep(0.5)
+    late_started = time.monotonic()
+    try:
+        late: Any = requests.post(url + "/translation", json=body(text_for(0), "late"), timeout=60).status_code
+    except requests.ConnectionError:
+        late = "refused"
+    late_s = time.monotonic() - late_started
+    code = wait_exit()
+    exited = time.monotonic() - signalled
+    for thread in threads:
+        thread.join(timeout=10)
+
+    assert len(results) == IN_FLIGHT, f"{IN_FLIGHT - len(results)} requests got no answer"
+    failed = [r for r in results if r[0] != 200]
+    assert not failed, f"{len(failed)} in-flight requests failed: {failed[:3]}\n{log()}"
+    assert all(len(r[2]["result"]) == 1 for r in results)
+    finished_after = sum(1 for r in results if r[1] > signalled)
+    assert finished_after >= IN_FLIGHT // 4, f"only {finished_after} answered after SIGTERM: no drain exercised"
+    assert code == 0, f"exit code {code} after SIGTERM:\n{log()}"
+    assert late in ("refused", 200, 503) and late_s < 30, f"a request after SIGTERM got {late} in {late_s:.1f}s"
+    last = max(r[1] for r in results) - signalled
+    return (
+        f"{finished_after}/{IN_FLIGHT} requests answered after SIGTERM, the last {last:.1f}s after it; "
+        f"exited {exited:.1f}s after SIGTERM (code {code}); a request sent after SIGTERM: {late} in {late_s:.2f}s"
+    )

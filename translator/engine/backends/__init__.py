@@ -6,6 +6,7 @@ ask which backend runs. This module picks one from the settings and loads it.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from pathlib import Path
 
@@ -23,12 +24,18 @@ __all__ = [
     "Decoding",
     "Generated",
     "SpecialIds",
+    "WEIGHT_FILES",
     "choose",
     "load_backend",
     "missing_conversion",
+    "torch_installed",
 ]
 
 Choice = tuple[str, str, str]  # backend, device, dtype
+
+# The checkpoint's weights, one of the two forms: what the transformers engine reads. A store entry
+# made for CTranslate2 alone (the CPU image's, translator/store.py) has none of them.
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 # What `backend: auto` / `dtype: auto` run, per kind of device: the fastest setting measured
 # (README, "Engine backends"). CUDA keeps transformers in bfloat16 until it is measured on a GPU.
@@ -65,10 +72,22 @@ def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | 
     if backend == "auto":
         backend = AUTO[kind][0] if dtype in ("auto", AUTO[kind][1]) else _backend_for(dtype, kind)
         if backend == "ctranslate2" and model_dir is not None and not is_converted(Path(model_dir)):
-            if dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda"):
-                raise ConversionMissing(missing_conversion(model_dir))  # a precision only CTranslate2 runs
+            if dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda") or not torch_installed():
+                # A precision only CTranslate2 runs, or no torch to run transformers on.
+                raise ConversionMissing(missing_conversion(model_dir))
             logger.warning("%s has no CTranslate2 conversion: running it on transformers", model_dir)
             backend = "transformers"
+    if backend == "transformers" and not torch_installed():
+        # The CPU image ships CTranslate2 alone (deploy/image): no torch, so no transformers engine.
+        raise ValueError(
+            "backend transformers needs torch, which is not installed here (the CPU image ships CTranslate2 "
+            "alone): use backend ctranslate2 or auto, or the GPU image"
+        )
+    if backend == "transformers" and model_dir is not None and not has_weights(Path(model_dir)):
+        raise ValueError(
+            f"{model_dir} holds the CTranslate2 conversion alone (an entry made for the CPU image), without the "
+            "weights backend transformers reads: use backend ctranslate2 or auto"
+        )
     if backend == "transformers" and (dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda")):
         raise ValueError(f"dtype {dtype} on {kind} needs backend ctranslate2 (torch's int8 runs on the CPU only)")
     if backend == "ctranslate2" and kind == "cpu" and dtype in ("float16", "bfloat16"):
@@ -100,9 +119,19 @@ def missing_conversion(model_dir: str | Path) -> str:
     )
 
 
+def has_weights(model_dir: Path) -> bool:
+    return any((model_dir / name).is_file() for name in WEIGHT_FILES)
+
+
+def torch_installed() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
 def _cuda_available() -> bool:
     # torch's answer, as before the backends and as the GPU tests ask: the CUDA default (transformers
-    # bfloat16) runs on torch.
+    # bfloat16) runs on torch. Without torch (the CPU image) there is no CUDA engine to run.
+    if not torch_installed():
+        return False
     import torch
 
     return bool(torch.cuda.is_available())

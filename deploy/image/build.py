@@ -1,0 +1,229 @@
+"""The bento and its OCI image for one kind of node: what `make image` runs.
+
+    python deploy/image/build.py [--model-id ID] [--device cpu|gpu] [--engine auto|docker|podman|buildah]
+                                 [--base auto|registry|debian] [--name m2m-translation]
+
+1. registers the checkpoint with save_model.py (hub id or local directory), which makes it the
+   latest version of `m2m100` in the BentoML store (BENTOML_HOME);
+2. builds the bento from bentofile.yaml, pinned to that version (TRANSLATOR_MODEL). The CPU image
+   gets the runtime pins less torch: its engine is CTranslate2 int8, which needs no torch at run
+   time, while PyPI's Linux torch is the CUDA build, with gigabytes of NVIDIA libraries; and the
+   model less the checkpoint's weights, which only torch reads (its bento is built in a store of
+   its own, build/image/cpu/home). The GPU image keeps torch (CUDA) and the whole model;
+3. `bentoml containerize` with the container engine found (a Docker daemon, else podman, else
+   buildah), the image tagged NAME:<model version>-<device>;
+4. prints that tag, last.
+
+The base image BentoML's Dockerfile starts from (`python:3.11-slim`) is put in the engine's store
+first (`--base`): pulled from Docker Hub, or built from a Debian mirror (deploy/image/debian-base.sh)
+for networks that cannot reach Docker Hub; by default the one already there, else pulled, else built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+BASE_IMAGE = "docker.io/library/python:3.11-slim"  # what BentoML's Debian template starts FROM
+DEVICES = ("cpu", "gpu")
+ENGINES = ("docker", "podman", "buildah")
+# Runtime pins the CPU image leaves out (requirements.txt keeps them for development and the GPU image).
+GPU_ONLY = ("torch",)
+
+
+class ImageError(Exception):
+    """A step failed; the message says which and why."""
+
+
+def requirement_name(line: str) -> str:
+    return re.split(r"[\s=<>!~\[;@]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def device_requirements(device: str, source: Path = ROOT / "requirements.txt") -> str:
+    """requirements.txt for the device's image: as it is for the GPU, without torch for the CPU."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    if device == "cpu":
+        lines = [
+            line
+            for line in lines
+            if not line.strip() or line.lstrip().startswith("#") or requirement_name(line) not in GPU_ONLY
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def device_bentofile(device: str, out: Path) -> Path:
+    """bentofile.yaml with the device's requirements and a `device` label, written under `out`;
+    paths in it stay relative to the repository root, the build context."""
+    out.mkdir(parents=True, exist_ok=True)
+    requirements = out / "requirements.txt"
+    requirements.write_text(device_requirements(device), encoding="utf-8")
+    config = yaml.safe_load((ROOT / "bentofile.yaml").read_text(encoding="utf-8"))
+    config["python"]["requirements_txt"] = requirements.relative_to(ROOT).as_posix()
+    config.setdefault("labels", {})["device"] = device
+    bentofile = out / "bentofile.yaml"
+    bentofile.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return bentofile
+
+
+def engine_works(engine: str) -> bool:
+    """An engine that can build here: docker needs its daemon, podman its storage."""
+    if not shutil.which(engine):
+        return False
+    if engine == "buildah":
+        probe = [engine, "images", "--quiet"]
+    else:
+        probe = [engine, "info", "--format", "{{json .}}"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def find_engine(wanted: str) -> str:
+    if wanted != "auto":
+        if not engine_works(wanted):
+            raise ImageError(f"container engine {wanted} not found or not working (`{wanted} info` failed)")
+        return wanted
+    for engine in ENGINES:
+        if engine_works(engine):
+            return engine
+    raise ImageError(
+        "no container engine works here: start a Docker daemon, or install podman or buildah "
+        "(Debian: apt-get install podman buildah)"
+    )
+
+
+def image_exists(engine: str, image: str) -> bool:
+    if engine == "buildah":
+        probe = [engine, "inspect", "--type", "image", image]
+    else:
+        probe = [engine, "image", "inspect", image]
+    return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
+
+
+def ensure_base(engine: str, base: str) -> None:
+    """The image BentoML's Dockerfile starts from, in the engine's store before the build.
+
+    registry: pulled (Docker Hub); debian: built from the Debian mirror; auto: the one in the store
+    if there is one, else pulled, else built from the mirror (a network without Docker Hub)."""
+    if base != "registry" and image_exists(engine, BASE_IMAGE):
+        print(f"base image {BASE_IMAGE} is in the {engine} store: using it", file=sys.stderr)  # noqa: T201
+        return
+    if base in ("registry", "auto"):
+        pull = [engine, "pull", BASE_IMAGE]
+        done = subprocess.run(pull, capture_output=True, text=True, timeout=1800)
+        if done.returncode == 0:
+            return
+        if base == "registry":
+            raise ImageError(f"{' '.join(pull)} failed: {done.stderr.strip()[-500:]} (BASE=debian builds it offline)")
+        print(f"{BASE_IMAGE} cannot be pulled here; building it from the Debian mirror", file=sys.stderr)  # noqa: T201
+    run(["bash", str(HERE / "debian-base.sh"), engine], "building the base image from the Debian mirror")
+
+
+def run(cmd: list[str], what: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> str:
+    """Runs a step, its progress on stderr; returns its stdout."""
+    print(f"==> {what}: {' '.join(cmd)}", file=sys.stderr)  # noqa: T201 - progress of a CLI
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise ImageError(f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n{done.stdout[-3000:]}")
+    return done.stdout
+
+
+def ctranslate2_only_store(model_tag: str, home: Path) -> Path:
+    """A BentoML home of its own for the CPU image's bento, holding `model_tag` without the
+    checkpoint's weights (translator.store.add_ctranslate2_only): the CPU image has no torch, so
+    CTranslate2 is its only engine and the weights (half of the entry) would be dead bytes. The
+    store `make image` registered into keeps the whole entry, and stays what `latest` says."""
+    python = sys.executable
+    info = run(
+        [
+            python,
+            "-c",
+            "import json, sys; from translator.store import entry_info; print(json.dumps(entry_info(sys.argv[1])))",
+            model_tag,
+        ],
+        "reading the model's store entry",
+    )
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    run(
+        [
+            python,
+            "-c",
+            "import json, sys; from translator.store import add_ctranslate2_only as add; add(json.loads(sys.argv[1]))",
+            info.strip().splitlines()[-1],
+        ],
+        "copying its CTranslate2 model into the CPU image's store",
+        {**os.environ, "BENTOML_HOME": str(home)},
+    )
+    return home
+
+
+def build(model_id: str, device: str, engine: str, base: str, name: str) -> str:
+    engine = find_engine(engine)
+    ensure_base(engine, base)
+    python = sys.executable
+    model_tag = run([python, "save_model.py", "--model-id", model_id, "--quiet"], "registering the model")
+    model_tag = model_tag.split()[-1]
+    work = ROOT / "build" / "image" / device
+    bentofile = device_bentofile(device, work)
+    env = {**os.environ, "TRANSLATOR_MODEL": model_tag}
+    if device == "cpu":
+        env["BENTOML_HOME"] = str(ctranslate2_only_store(model_tag, work / "home"))
+    out = run(
+        [python, "-m", "bentoml", "build", "-f", str(bentofile), "--output", "tag", "."], "building the bento", env
+    )
+    found = re.findall(r"__tag__:(\S+)", out)
+    if not found:
+        raise ImageError(f"bentoml build printed no tag:\n{out[-2000:]}")
+    bento_tag = found[-1]
+    image_tag = f"{name}:{model_tag.split(':')[1]}-{device}"
+    # BentoML 1.4.39 re-renders the Dockerfile of a bento with a dockerfile_template from a copy of
+    # the bento in a temporary directory, and refuses to read the template there unless that
+    # directory lies under the working directory (bentoml/BentoML#5566, open): both are pointed at
+    # build/image/. The image tier (tests/image) builds through this path.
+    scratch = ROOT / "build" / "image" / "containerize"
+    scratch.mkdir(parents=True, exist_ok=True)
+    run(
+        [python, "-m", "bentoml", "containerize", bento_tag, "--backend", engine, "--image-tag", image_tag],
+        f"building the {device} image with {engine}",
+        {**env, "TMPDIR": str(scratch)},
+        cwd=scratch.parent,
+    )
+    return image_tag
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model-id", default="facebook/m2m100_418M", help="hub id or local directory")
+    parser.add_argument("--device", choices=DEVICES, default="cpu", help="the nodes it runs on (default: %(default)s)")
+    parser.add_argument("--engine", choices=("auto", *ENGINES), default="auto", help="container engine")
+    parser.add_argument(
+        "--base",
+        choices=("auto", "registry", "debian"),
+        default="auto",
+        help="python:3.11-slim from the registry (Docker Hub), or built from a Debian mirror; auto: the one in "
+        "the engine's store, else the registry's, else the mirror's (default: %(default)s)",
+    )
+    parser.add_argument("--name", default="m2m-translation", help="image name, with a registry to push to")
+    args = parser.parse_args(argv)
+    try:
+        tag = build(args.model_id, args.device, args.engine, args.base, args.name)
+    except ImageError as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - CLI output
+        return 1
+    print(tag)  # noqa: T201 - the tag, last, for scripts
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
