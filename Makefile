@@ -57,7 +57,7 @@ BASE   ?= auto
 ENGINE ?= auto
 IMAGE  ?= m2m-translation
 image: setup
-	bash deploy/image/install-engine.sh
+	bash deploy/image/install-engine.sh $(BASE)
 	$(BIN)/python deploy/image/build.py --model-id "$(MODEL_ID)" --device $(DEVICE) --base $(BASE) \
 		--engine $(ENGINE) --name $(IMAGE)
 
@@ -66,8 +66,8 @@ image: setup
 # podman and buildah here get deploy/image/containers.conf (runc, ulimits the machine allows)
 # unless CONTAINERS_CONF names another.
 test-image: fixture
-	bash deploy/image/install-engine.sh
-	CONTAINERS_CONF=$${CONTAINERS_CONF:-$(CURDIR)/deploy/image/containers.conf} IMAGE_BASE=$(BASE) \
+	bash deploy/image/install-engine.sh $(BASE)
+	CONTAINERS_CONF=$${CONTAINERS_CONF:-$(CURDIR)/deploy/image/containers.conf} IMAGE_BASE=$(BASE) IMAGE_ENGINE=$(ENGINE) \
 		$(BIN)/python -m pytest -m image tests/image
 
 EVAL_DATA ?= fixture/eval/flores

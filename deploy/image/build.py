@@ -80,6 +80,9 @@ def engine_works(engine: str) -> bool:
         return False
     if engine == "buildah":
         probe = [engine, "images", "--quiet"]
+    elif engine == "docker":
+        # `docker info` exits 0 with the daemon out of reach (it reports ServerErrors); this does not.
+        probe = [engine, "version", "--format", "{{.Server.Version}}"]
     else:
         probe = [engine, "info", "--format", "{{json .}}"]
     try:
@@ -107,20 +110,26 @@ def image_exists(engine: str, image: str) -> bool:
         probe = [engine, "inspect", "--type", "image", image]
     else:
         probe = [engine, "image", "inspect", image]
-    return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
 
 
 def ensure_base(engine: str, base: str) -> None:
     """The image BentoML's Dockerfile starts from, in the engine's store before the build.
 
-    registry: pulled (Docker Hub); debian: built from the Debian mirror; auto: the one in the store
-    if there is one, else pulled, else built from the mirror (a network without Docker Hub)."""
-    if base != "registry" and image_exists(engine, BASE_IMAGE):
+    registry: pulled (Docker Hub); debian: built from the Debian mirror, anew; auto: the one in the
+    store if there is one, else pulled, else built from the mirror (a network without Docker Hub)."""
+    if base == "auto" and image_exists(engine, BASE_IMAGE):
         print(f"base image {BASE_IMAGE} is in the {engine} store: using it", file=sys.stderr)  # noqa: T201
         return
     if base in ("registry", "auto"):
         pull = [engine, "pull", BASE_IMAGE]
-        done = subprocess.run(pull, capture_output=True, text=True, timeout=1800)
+        try:
+            done = subprocess.run(pull, capture_output=True, text=True, timeout=1800)
+        except subprocess.TimeoutExpired:
+            done = subprocess.CompletedProcess(pull, 1, "", "timed out after 30 minutes")
         if done.returncode == 0:
             return
         if base == "registry":
@@ -129,13 +138,13 @@ def ensure_base(engine: str, base: str) -> None:
     run(["bash", str(HERE / "debian-base.sh"), engine], "building the base image from the Debian mirror")
 
 
-def run(cmd: list[str], what: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> str:
-    """Runs a step, its progress on stderr; returns its stdout."""
+def run(cmd: list[str], what: str, env: dict[str, str] | None = None, cwd: Path = ROOT, capture: bool = True) -> str:
+    """Runs a step, its progress on stderr; returns its stdout (`capture=False`: on stderr too)."""
     print(f"==> {what}: {' '.join(cmd)}", file=sys.stderr)  # noqa: T201 - progress of a CLI
-    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE if capture else sys.stderr, text=True)
     if done.returncode != 0:
-        raise ImageError(f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n{done.stdout[-3000:]}")
-    return done.stdout
+        raise ImageError(f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n{(done.stdout or '')[-3000:]}")
+    return done.stdout or ""
 
 
 def ctranslate2_only_store(model_tag: str, home: Path) -> Path:
@@ -198,6 +207,7 @@ def build(model_id: str, device: str, engine: str, base: str, name: str) -> str:
         f"building the {device} image with {engine}",
         {**env, "TMPDIR": str(scratch)},
         cwd=scratch.parent,
+        capture=False,  # minutes of build output: shown as it comes
     )
     return image_tag
 
@@ -216,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--name", default="m2m-translation", help="image name, with a registry to push to")
     args = parser.parse_args(argv)
+    if Path(args.model_id).expanduser().exists():
+        args.model_id = str(Path(args.model_id).expanduser().resolve())  # the steps run from the repository
     try:
         tag = build(args.model_id, args.device, args.engine, args.base, args.name)
     except ImageError as exc:

@@ -7,8 +7,15 @@
 #
 #   deploy/image/debian-base.sh [podman|buildah|docker]      (root: debootstrap needs it)
 #
-# DEBIAN_MIRROR  the mirror to bootstrap from (default: the first one this host's apt uses)
-# BASE_TAG       the tag to give the result (default docker.io/library/python:3.11-slim)
+# DEBIAN_MIRROR  the mirror to bootstrap from (default: on a Debian host, the first of its apt
+#                sources that serves bookworm; else deb.debian.org)
+# BASE_TAG       the tag to give the result (default docker.io/library/python:3.11-slim: it stands in
+#                for Docker Hub's in this engine's store, for every build on this machine, until removed)
+#
+# The image it makes keeps the host's extra CA certificates and the variables naming the bundle:
+# so do the images built from it. That is the point behind an intercepting proxy (the service's
+# own HTTPS calls, to a shared cache say, go through it too), and a reason to build production
+# images from your own mirror's base rather than a developer machine's.
 #
 # The host's extra CA certificates (the ones update-ca-certificates adds from
 # /usr/local/share/ca-certificates: a TLS-intercepting proxy's, an internal registry's) are
@@ -23,15 +30,24 @@ tag=${BASE_TAG:-docker.io/library/python:3.11-slim}
 suite=bookworm
 
 host_mirror() {
-    # The first Debian archive this host's apt uses: deb822 `URIs:` or one-line `deb URL suite ...`.
-    cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
-        | awk '$1 == "URIs:" || $1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; break } }' \
-        | grep -v security | head -n 1 || true
+    # On a Debian host, the archive its apt uses (deb822 `URIs:` or one-line `deb URL suite ...`)
+    # that carries Debian's own Release for bookworm; elsewhere nothing (Ubuntu's is no Debian).
+    grep -qs '^ID=debian$' /etc/os-release || return 0
+    local uri
+    for uri in $(cat /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list.d/*.sources \
+            /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+            | awk '$1 == "URIs:" || $1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) print $i }' \
+            | grep -v security || true); do
+        if curl -fsS -m 10 -o /dev/null "${uri%/}/dists/$suite/Release" 2>/dev/null; then
+            echo "$uri"
+            return 0
+        fi
+    done
 }
 mirror=${DEBIAN_MIRROR:-$(host_mirror)}
 mirror=${mirror:-http://deb.debian.org/debian}
 
-for tool in debootstrap "$engine"; do
+for tool in debootstrap curl "$engine"; do
     command -v "$tool" >/dev/null || { echo "debian-base: $tool not found (apt-get install debootstrap $engine)" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "debian-base: debootstrap needs root" >&2; exit 2; }
@@ -69,7 +85,14 @@ changes=(
 )
 case "$engine" in
     podman|docker) "$engine" import "${changes[@]}" "$work/rootfs.tar" "$tag" >/dev/null ;;
-    buildah) podman import "${changes[@]}" "$work/rootfs.tar" "$tag" >/dev/null ;;  # one store
+    buildah)
+        container=$(buildah from scratch)
+        buildah add "$container" "$work/rootfs.tar" / >/dev/null
+        buildah config --env PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin \
+            --env LANG=C.UTF-8 --env SSL_CERT_FILE=$bundle --env PIP_CERT=$bundle \
+            --env REQUESTS_CA_BUNDLE=$bundle --cmd python3 "$container"
+        buildah commit --quiet --rm "$container" "$tag" >/dev/null
+        ;;
     *) echo "debian-base: unknown engine $engine" >&2; exit 2 ;;
 esac
 echo "$tag"

@@ -149,7 +149,9 @@ def probe(url: str, spec: Obj) -> tuple[int, float]:
     return response.status_code, time.monotonic() - started
 
 
-def wait_for_startup(url: str, startup: Obj, budget_s: float, gone: Callable[[], str | None]) -> float:
+def wait_for_startup(
+    url: str, startup: Obj, budget_s: float, gone: Callable[[], str | None], log: Callable[[], str]
+) -> float:
     """Polls the startup probe as the kubelet does (each try within its timeout) until it passes;
     the seconds it took. `gone` says why the server is no longer there, or None while it is.
 
@@ -171,7 +173,7 @@ def wait_for_startup(url: str, startup: Obj, budget_s: float, gone: Callable[[],
         if status == 200:
             return time.monotonic() - started
         time.sleep(0.5)
-    pytest.fail(f"not up within {budget_s:.0f}s")
+    pytest.fail(f"not up within {budget_s:.0f}s:\n{log()}")
 
 
 def corpus() -> list[dict[str, Any]]:
@@ -223,7 +225,7 @@ def drain_on_sigterm(
 ) -> str:
     """IN_FLIGHT requests of many sentences each, all at the engine, then `sigterm()` (SIGTERM to
     the container's PID 1, as the kubelet sends it), then `wait_exit()` (its exit code, within the
-    grace period). Every request in flight must be answered, exactly; one sent after the signal
+    grace period). Every request in flight must be answered, its own record back whole; one sent after the signal
     refused cleanly; the exit code 0. Returns a line of what happened, for the test's output."""
     # The series the prometheus-adapter rules read (and so the HPA) must exist under these names.
     series = {re.match(r"(\w+)\{", rule["seriesQuery"]).group(1) for rule in adapter_rules()}  # type: ignore[union-attr]
@@ -238,19 +240,19 @@ def drain_on_sigterm(
     def text_for(i: int) -> str:
         return " ".join(sentences[(i + k) % len(sentences)] for k in range(SENTENCES_PER_REQUEST))
 
-    results: list[tuple[int, float, Any]] = []
+    results: list[tuple[int, float, Any, int]] = []
     lock = threading.Lock()
 
     def send(i: int) -> None:
-        outcome: tuple[int, float, Any]
+        outcome: tuple[int, float, Any, int]
         try:
             reply = requests.post(url + "/translation", json=body(text_for(i), str(i)), timeout=300)
             try:
-                outcome = (reply.status_code, time.monotonic(), reply.json())
+                outcome = (reply.status_code, time.monotonic(), reply.json(), i)
             except ValueError:
-                outcome = (reply.status_code, time.monotonic(), reply.text)
+                outcome = (reply.status_code, time.monotonic(), reply.text, i)
         except requests.RequestException as exc:
-            outcome = (0, time.monotonic(), repr(exc))
+            outcome = (0, time.monotonic(), repr(exc), i)
         with lock:
             results.append(outcome)
 
@@ -291,7 +293,11 @@ def drain_on_sigterm(
     assert len(results) == IN_FLIGHT, f"{IN_FLIGHT - len(results)} requests got no answer"
     failed = [r for r in results if r[0] != 200]
     assert not failed, f"{len(failed)} in-flight requests failed: {failed[:3]}\n{log()}"
-    assert all(len(r[2]["result"]) == 1 for r in results)
+    # Each its own record back, with as many sentences as it sent (the fixture keeps the count).
+    for _, _, data, i in results:
+        [record] = data["result"]
+        assert record["id"] == str(i) and record["text"].strip(), data
+        assert len(re.findall(r"[.!?。！？]", record["text"])) >= SENTENCES_PER_REQUEST // 2, record["text"][:200]
     finished_after = sum(1 for r in results if r[1] > signalled)
     assert finished_after >= IN_FLIGHT // 4, f"only {finished_after} answered after SIGTERM: no drain exercised"
     assert code == 0, f"exit code {code} after SIGTERM:\n{log()}"

@@ -416,7 +416,7 @@ def wait_started(server: Pod, startup: Obj) -> None:
             return None
         return f"the server exited with {server.process.returncode}:\n{server.log()}"
 
-    wait_for_startup(server.url, startup, START_BUDGET_S, gone)
+    wait_for_startup(server.url, startup, START_BUDGET_S, gone, server.log)
 
 
 def test_probes_answer_within_their_timeouts(pod: Pod) -> None:

@@ -1,10 +1,10 @@
 """The image tier: the fixture model's CPU image, built as `make image` builds it, run as the cpu
-Deployment runs it, with a real container engine (`make test-image`).
+Deployment runs it, with a real container engine, docker or podman (`make test-image`).
 
 Built by deploy/image/build.py (what `make image` runs) into a private BentoML home; run with the
 rendered Deployment's env, its ConfigMap file, its emptyDirs as the only writable places, its user,
 capabilities, CPU and memory limits, on a free local port. Skipped, with the reason, where no
-container engine works; the running half needs one that runs containers (docker or podman).
+container engine works (buildah alone builds, but cannot run the pod).
 """
 
 from __future__ import annotations
@@ -74,6 +74,10 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
         engine = find_engine(os.environ.get("IMAGE_ENGINE", "auto"))
     except ImageError as exc:
         pytest.skip(f"no container engine: {exc}")
+    if engine not in ("docker", "podman"):
+        pytest.skip(
+            f"{engine} builds images but does not inspect or run them as this tier does: it needs docker or podman"
+        )
     from fixture.build import build_fixture
 
     build_fixture(FIXTURE_DIR)
@@ -239,8 +243,6 @@ def memory_bytes(value: str) -> float:
 
 @pytest.fixture(scope="module")
 def pod(image: Image) -> Iterator[Pod]:
-    if image.engine not in ("docker", "podman"):
-        pytest.skip(f"{image.engine} builds images but does not run services: the running half needs docker or podman")
     objs = render("cpu")
     c = container(objs)
     configmap, key = configmap_file(objs, pod_env(c)["BENTOML_CONFIG"])
@@ -265,7 +267,7 @@ def pod(image: Image) -> Iterator[Pod]:
         return None if state.get("Running") else f"the container stopped ({state}):\n{server.log()}"
 
     try:
-        wait_for_startup(server.url, c["startupProbe"], START_BUDGET_S, gone)
+        wait_for_startup(server.url, c["startupProbe"], START_BUDGET_S, gone, server.log)
         server.startup_s = time.monotonic() - started
         yield server
     finally:

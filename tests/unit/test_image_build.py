@@ -168,3 +168,11 @@ def test_the_cpu_images_store_entry_is_the_conversion_without_the_weights(fixtur
     assert copied["metadata"]["languages"] == info["metadata"]["languages"]
     assert copied["auto"] == ["ctranslate2", "cpu", "int8"]
     assert "CTranslate2 conversion alone" in copied["refused"]
+
+
+def test_bentofile_asks_for_nothing_the_dockerfile_template_drops():
+    # deploy/image/Dockerfile.j2 replaces BentoML's base-image block, which is where
+    # docker.system_packages and a CUDA base would be installed: none may be asked for.
+    docker = yaml.safe_load((ROOT / "bentofile.yaml").read_text(encoding="utf-8"))["docker"]
+    assert docker["dockerfile_template"] == "deploy/image/Dockerfile.j2"
+    assert set(docker) <= {"python_version", "dockerfile_template"}, docker

@@ -112,6 +112,11 @@ def is_converted(model_dir: Path) -> bool:
 
 
 def missing_conversion(model_dir: str | Path) -> str:
+    if not torch_installed():
+        return (
+            f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin), the only engine here (no torch: "
+            "the CPU image): register the checkpoint with save_model.py where torch is installed, which converts it"
+        )
     return (
         f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin): register the checkpoint with "
         f"save_model.py, which converts it, or convert it in place with "
