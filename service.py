@@ -23,6 +23,7 @@ from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
 from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
+from translator.contract.engine_load import LoadPublisher, LoadReader
 from translator.contract.engine_process import EngineProcess, announce_engine, withdraw_engine
 from translator.contract.errors import ClientClosed, TranslationError, http_response
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
@@ -55,6 +56,7 @@ class TranslationEngine:
     def __init__(self) -> None:
         # First, so that the API workers watch this process from the moment it exists.
         self.announced = announce_engine()
+        self.load = LoadPublisher()
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
         scheduling = SETTINGS.scheduling
         self.scheduler = Scheduler(
@@ -72,6 +74,7 @@ class TranslationEngine:
                 stall_min_s=scheduling.stall_min_ms / 1000,
             ),
             PrometheusObserver(),
+            publish_forecast=self.load.publish,
         )
         self.calibrated = False
         self.loop_lag = LoopLagMonitor(prometheus_recorder("engine"))
@@ -108,6 +111,7 @@ class TranslationEngine:
         await self.scheduler.close()
         await self.cache.close()
         await self.loop_lag.close()
+        self.load.close()
         withdraw_engine(self.announced)
 
     def __is_ready__(self) -> bool:
@@ -215,8 +219,14 @@ class Translation:
         return http_response(exc)
 
 
+# The engine's forecast of its queue, as each API worker reads it (translator/contract/engine_load.py):
+# the middleware refuses what the engine would refuse before reading the body, sizing a request
+# like the recent ones its handler sent.
+ENGINE_LOAD = LoadReader()
 # One admission slot per API worker the configuration starts (any number of workers).
 ADMISSION = SharedInFlight(SETTINGS.admission.max_concurrency, slots=slots_for(SETTINGS.api_service.get("workers", 1)))
 # Keys are read in each API worker (translator/api/auth.py), never on import: `bentoml build`
 # imports this file where no Secret is mounted.
-Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys)
+# Each worker reads the engine's forecast of its queue (translator/contract/engine_load.py) and
+# refuses what the engine would refuse before reading the body.
+Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys, engine_load=LoadReader())

@@ -119,14 +119,43 @@ class Point:
         self.pieces_before, self.calls_before = server_stats(self.server)
         self.sampler.reset()
         self.cpu_before = sum(psutil.Process().cpu_times()[:2])
+        self.server_cpu_before = server_cpu(self.server)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.cpu_s = sum(psutil.Process().cpu_times()[:2]) - self.cpu_before
+        after = server_cpu(self.server)
+        # Per process, so that a worker started or gone meanwhile counts from zero or not at all.
+        self.engine_cpu_s = sum(
+            after[pid][0] - self.server_cpu_before.get(pid, (0.0, True))[0] for pid in after if after[pid][1]
+        )
+        self.api_cpu_s = sum(
+            after[pid][0] - self.server_cpu_before.get(pid, (0.0, False))[0] for pid in after if not after[pid][1]
+        )
         self.peak = self.sampler.peak()
         pieces_after, calls_after = server_stats(self.server)
         self.calls = calls_after - self.calls_before
         self.pieces = pieces_after - self.pieces_before
+
+
+def server_cpu(server: Server) -> dict[int, tuple[float, bool]]:
+    """CPU seconds (user + system) of each process of the server, and whether it is an engine: the
+    rest are the API workers and BentoML's own (its arbiter, which does next to nothing)."""
+    from translator.contract.engine_process import engine_pids
+
+    try:
+        root = psutil.Process(server.process.pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return {}
+    engines = set(engine_pids(server.process.pid))
+    out = {}
+    for process in processes:
+        try:
+            out[process.pid] = (sum(process.cpu_times()[:2]), process.pid in engines)
+        except psutil.NoSuchProcess:
+            continue
+    return out
 
 
 def load_row(
@@ -142,13 +171,16 @@ def load_row(
     priority: str | None = None,
     scenario: str | None = None,
     seconds: float | None = None,
+    point_requests: int | None = None,
 ) -> dict:
-    """`seconds`: the time the load ran when it is not the result's span (halves taken in turn)."""
+    """`seconds`: the time the load ran when it is not the result's span (halves taken in turn);
+    `point_requests`: every request of the point, where other loads ran beside this one."""
     seconds = result.seconds if seconds is None else seconds
     tokens = generated_tokens(tokenizer, result.texts, settings.generation)
     path = outputs_path(log_dir, server.name, concurrency, records, None, scenario, priority)
     write_outputs(path, result.texts)
     refusals = result.refusals
+    handled = result.requests if point_requests is None else point_requests
     row = Row(
         system=server.name,
         concurrency=concurrency,
@@ -169,6 +201,13 @@ def load_row(
         memory=point.peak.as_row(),
         client_cpu_s=point.cpu_s,
         first_failure=result.first_failure,
+        extra={
+            # The server's CPU in the point, API side and engine, and the API's per request handled
+            # (refusals included): in a refusal storm, what a refusal costs.
+            "api_cpu_s": round(point.api_cpu_s, 3),
+            "engine_cpu_s": round(point.engine_cpu_s, 3),
+            "api_cpu_ms_per_request": round(1000 * point.api_cpu_s / handled, 3) if handled else None,
+        },
     ).as_dict()
     logger.info(
         "%s%s c=%d r=%d: %.2f sentences/s, p50 %.2fs, p99 %.2fs, failed %d/%d, mean batch %s, peak PSS %s MiB",

@@ -86,6 +86,7 @@ def run_mixed_priority(
             log_dir,
             priority="interactive",
             scenario="mixed-priority",
+            point_requests=fast.requests + slow.requests,
         ),
         load_row(
             server,
@@ -98,6 +99,7 @@ def run_mixed_priority(
             log_dir,
             priority="bulk",
             scenario="mixed-priority",
+            point_requests=fast.requests + slow.requests,
         ),
     ]
 

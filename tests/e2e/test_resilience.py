@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
@@ -24,7 +25,7 @@ import yaml
 
 from harness.corpus import corpus_sentences
 from harness.load import Job, job, run_load
-from harness.metrics import histogram_totals
+from harness.metrics import histogram_totals, samples
 from harness.servers import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
 
@@ -105,6 +106,57 @@ def test_overload_burst_gets_fast_honest_refusals(fixture_model: Path, tmp_path_
         after = run_load(srv.url, [request_of(rng, pool, 16) for _ in range(20)], concurrency=1)
         assert after.kinds == {"ok": 20}
         print(f"\nburst of 400 x 16 records: {dict(kinds)}; median refusal {refusal_times[len(refused) // 2]:.3f}s")
+    finally:
+        srv.stop()
+
+
+def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_work(
+    fixture_model: Path, tmp_path_factory
+) -> None:
+    # Bulk clients that send again at once after a 503 (no Retry-After honoured), far more work
+    # than the engine can answer within max_latency_ms: once the engine's queue is full, its
+    # published forecast (translator/contract/engine_load.py) lets the API workers refuse them from
+    # the headers, before the body is read, parsed or sent to the engine; interactive requests
+    # beside the storm are answered, exactly.
+    tmp = tmp_path_factory.mktemp("storm")
+    home = tmp / "home"
+    home.mkdir()
+    tag = register(fixture_model, home)
+
+    def small(services: dict) -> None:
+        services["TranslationEngine"]["batching"]["max_latency_ms"] = 3000
+        # The corpus is small: with the cache on, every sentence would be answered from it.
+        services["TranslationEngine"]["translation"]["cache"]["size"] = 0
+
+    srv = start_server(home, tag, tmp / "server.log", config=config_with(tmp, small))
+    try:
+        rng = random.Random(13)
+        pool = corpus_sentences()
+        interactive_jobs = [request_of(rng, pool, 1) for _ in range(30)]
+        storm_jobs = (dataclasses.replace(request_of(rng, pool, 16), headers={"Priority": "u=7"}) for _ in iter(int, 1))
+        results: dict[str, Any] = {}
+        storm = threading.Thread(
+            target=lambda: results.update(storm=run_load(srv.url, storm_jobs, 64, seconds=12, timeout=120))
+        )
+        storm.start()
+        time.sleep(2)  # the queue fills
+        results["interactive"] = run_load(srv.url, interactive_jobs, 2, timeout=120)
+        storm.join(timeout=180)
+        assert not storm.is_alive()
+        interactive, bulk = results["interactive"], results["storm"]
+        assert interactive.kinds == {"ok": len(interactive_jobs)}, f"{dict(interactive.kinds)}\n{srv.log()[-3000:]}"
+        assert set(bulk.kinds) <= {"ok", "HTTP 503", "HTTP 429"}, dict(bulk.kinds)
+        refused = [o for o in bulk.outcomes if o.status == 503]
+        early = [o for o in refused if "objective" in str(o.data)]
+        assert all(o.headers.get("retry-after", "").isdigit() for o in refused)
+        # Most refusals never reached the engine: its own count is of the few that did.
+        engine_refused = sum(v for _, v in samples(srv.metrics(), "translation_refused_requests_total"))
+        assert len(early) > len(refused) // 2, f"{len(early)} of {len(refused)} refusals made from the forecast"
+        assert engine_refused < len(refused) - len(early) + 50, (engine_refused, len(refused), len(early))
+        print(
+            f"\nstorm: {dict(bulk.kinds)} in 12 s, {len(early)} refused from the headers, {engine_refused:.0f} by the "
+            f"engine; interactive p50 {sorted(interactive.latencies_s)[len(interactive.latencies_s) // 2]:.2f}s"
+        )
     finally:
         srv.stop()
 

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from translator.contract.engine_load import QueueState
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult, Priority
 from translator.engine.scheduler import CostModel, Refused, Scheduler, SchedulerSettings
 
@@ -732,3 +733,52 @@ def test_the_queue_counts_follow_pieces_that_expire_and_a_close():
         model.gate.set()
 
     run(main())
+
+
+def test_the_published_queue_state_refuses_exactly_what_submit_would_refuse():
+    # The API workers refuse early from `queue_state` (translator/contract/engine_load.py): a request
+    # it predicts late must be one `submit` refuses, and one it predicts in time one it admits.
+    model = FakeModel(fixed_s=0.05, per_piece_s=0.01)
+    published: list[tuple[QueueState, float]] = []
+
+    async def main():
+        scheduler = await calibrated(model, max_batch_size=4, max_latency_s=1.0)
+        scheduler.publish_forecast = lambda state, objective: published.append((state, objective))
+        await until(lambda: scheduler._running is None, "the calibration's end")
+        idle = scheduler.queue_state()
+        decisions = []
+        backlog = []
+        for size in (2, 10, 30, 60):
+            while len(backlog) < size:
+                backlog.append(asyncio.ensure_future(scheduler.submit([piece(f"q{len(backlog)}")], Priority.BULK)))
+            await asyncio.sleep(0)  # the backlog's submits run up to their await
+            for priority in Priority:
+                for pieces in (1, 3, 4):
+                    predicted = scheduler.queue_state().wait_s(priority, pieces)  # no await before the decision
+                    task = asyncio.ensure_future(scheduler.submit([piece(f"p{i}") for i in range(pieces)], priority))
+                    await asyncio.sleep(0)
+                    refused = task.done() and isinstance(task.exception(), Refused)
+                    if not task.done():
+                        task.cancel()
+                    decisions.append((size, priority, pieces, predicted, refused))
+        for task in backlog:
+            task.cancel()
+        await asyncio.gather(*backlog, return_exceptions=True)
+        await scheduler.close()
+        return idle, decisions
+
+    idle, decisions = run(main())
+    # Nothing ahead: admitted whatever the prediction.
+    assert all(idle.wait_s(p, 4) is None for p in Priority)
+    margin = 0.05
+    for size, priority, pieces, predicted, refused in decisions:
+        if predicted is not None and predicted > 1.0 + margin:
+            assert refused, (size, priority, pieces, predicted)
+        elif predicted is None or predicted < 1.0 - margin:
+            assert not refused, (size, priority, pieces, predicted)
+    # The bulk backlog makes bulk late and leaves interactive in time.
+    assert any(p == Priority.BULK and refused for _, p, _, _, refused in decisions)
+    assert not any(p == Priority.INTERACTIVE and refused for _, p, _, _, refused in decisions)
+    # Published on every change of the queue, with the objective.
+    assert published and all(objective == 1.0 for _, objective in published)
+    assert max(state.ahead[Priority.BULK] for state, _ in published) >= 20

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
@@ -23,9 +24,18 @@ from typing import Any
 from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys
 from translator.api.libretranslate import normalized_path
+from translator.api.request_options import priority_of
 from translator.config import ConfigError
 from translator.contract import limits
-from translator.contract.errors import RETRY_AFTER_SECONDS, PayloadTooLarge, RequestTimeout, validation_message
+from translator.contract.engine_load import LoadReader
+from translator.contract.errors import (
+    RETRY_AFTER_SECONDS,
+    PayloadTooLarge,
+    RequestTimeout,
+    TranslationError,
+    Unavailable,
+    validation_message,
+)
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -42,8 +52,11 @@ class EdgeMiddleware:
         body_timeout_s: float = limits.BODY_TIMEOUT_S,
         keys: ApiKeys | Callable[[], ApiKeys | None] | None = None,
         max_arriving_bytes: int = limits.MAX_ARRIVING_BODY_BYTES,
+        engine_load: LoadReader | None = None,
     ) -> None:
         self.app = app
+        # The engine's forecast of its queue: what it would refuse is refused here, unread.
+        self.engine_load = engine_load
         # A callable is asked here, in the worker; keys asked for but not given fail closed.
         self.keys_problem: str | None = None
         if callable(keys):
@@ -101,6 +114,9 @@ class EdgeMiddleware:
         if self.admission is not None and self.admission.full():
             await _refuse(send, receive, 429, self._too_many())
             return
+        if (late := self._forecast_late(scope)) is not None:
+            await _refuse(send, receive, late.status, late.body(), _header_pairs(late.headers()))
+            return
         reserved = self.max_body_bytes if declared is None else declared
         if self._arriving + reserved > self.max_arriving_bytes:
             message = "too many request bodies arriving at once; retry later"
@@ -132,6 +148,26 @@ class EdgeMiddleware:
             await self.app(scope, _replay(body, receive), app)
         finally:
             self.admission.release()
+
+    def _forecast_late(self, scope: Scope) -> Unavailable | None:
+        """The engine's refusal of this request, when its forecast says it would refuse it: a
+        client that ignores Retry-After then costs a header parse, not a body read, a parse, a
+        split and an engine round trip (translator/contract/engine_load.py)."""
+        if self.engine_load is None:
+            return None
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        try:
+            priority = priority_of(headers)
+        except TranslationError:
+            return None  # a bad header is answered by the request's own validation
+        late = self.engine_load.late_by(priority)
+        if late is None:
+            return None
+        return Unavailable(
+            f"the engine is overloaded: a request now would be answered about {late:.0f} s past the latency "
+            f"objective; retry after {max(1, math.ceil(late)):.0f} s",
+            retry_after_s=late,
+        )
 
     def _too_many(self) -> dict[str, Any]:
         assert self.admission is not None
@@ -254,6 +290,10 @@ def _reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return f"HTTP {status}"
+
+
+def _header_pairs(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
 
 async def _refuse(

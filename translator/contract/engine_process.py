@@ -33,11 +33,18 @@ logger = logging.getLogger(__name__)
 _START_TOLERANCE_S = 1.0
 
 
-def server_file(name: str) -> Path:
+def server_file(name: str, server_pid: int | None = None) -> Path:
     """A file of this server's, shared by its API workers and its engine (all children of the
-    `bentoml serve` process), in memory where /dev/shm exists."""
+    `bentoml serve` process, `server_pid`, by default this process's parent), in memory where
+    /dev/shm exists."""
     base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
-    return base / f"translator-{name}-{os.getppid()}"
+    return base / f"translator-{name}-{os.getppid() if server_pid is None else server_pid}"
+
+
+def engine_pids(server_pid: int) -> list[int]:
+    """The engine processes the server `server_pid` runs, from their records (the benchmark
+    tells the engine's CPU from the API workers' with it)."""
+    return [int(path.name.rpartition(".")[2]) for path, alive in _records(server_file("engine", server_pid)) if alive]
 
 
 def _identity(pid: int) -> tuple[str, bool] | None:

@@ -48,6 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from translator.contract.engine_load import QueueState
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult, Priority
 from translator.engine.batching import padded_tokens
 
@@ -245,8 +246,11 @@ class Scheduler:
         observer: Observer | None = None,
         clock: Callable[[], float] = time.monotonic,
         watch_interval_s: float = 1.0,
+        publish_forecast: Callable[[QueueState, float], None] | None = None,
     ) -> None:
         self.backend = backend
+        # Told, on every change of the queue, its `queue_state` (translator/contract/engine_load.py).
+        self.publish_forecast = publish_forecast
         self.watch_interval_s = watch_interval_s
         # Why the scheduler cannot serve (its loop ended, a batch is stuck); None while healthy.
         self.failure: str | None = None
@@ -674,3 +678,22 @@ class Scheduler:
     def _report_queue(self) -> None:
         wait = self.predicted_wait(Priority.BULK, 0, 0) if self.cost.ready else 0.0
         self.observer.queue_changed(self.queued_pieces, self.queued_tokens, wait)
+        if self.publish_forecast is not None:
+            self.publish_forecast(self.queue_state(), self.settings.max_latency_s)
+
+    def queue_state(self) -> QueueState:
+        """What admission decides from, for the API workers' early refusals
+        (translator/contract/engine_load.py): `QueueState.wait_s` is `predicted_wait` on a busy
+        engine for pieces of the queue's mean length."""
+        pieces = self.queued_pieces
+        full_batch_s = 0.0
+        if self.cost.ready:
+            per_piece_tokens = (self.queued_tokens / pieces if pieces else 1.0) * self.padding_ratio * self._beams
+            full_batch_s = self._batch_s(self.settings.max_batch_size, per_piece_tokens)
+        return QueueState(
+            running=self._running is not None,
+            running_left_s=self._running_left(),
+            full_batch_s=full_batch_s,
+            batch_size=self.settings.max_batch_size,
+            ahead=tuple(self.queued_at_or_above(p)[0] for p in Priority),
+        )

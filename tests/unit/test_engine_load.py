@@ -1,0 +1,98 @@
+"""The engine's published queue state (translator/contract/engine_load.py) and the early refusal
+the API workers make from it (translator/api/middleware.py)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tests.unit.test_middleware import echo_app, run_app
+from translator.api.middleware import EdgeMiddleware
+from translator.contract.engine_load import _RECORD, LoadPublisher, LoadReader, QueueState
+from translator.contract.protocol import Priority
+
+# A busy engine: 2 s of batch left, full batches of 8 pieces at 5 s, 100 bulk pieces queued.
+BUSY = QueueState(running=True, running_left_s=2.0, full_batch_s=5.0, batch_size=8, ahead=(0, 100))
+IDLE = QueueState(running=False, running_left_s=0.0, full_batch_s=5.0, batch_size=8, ahead=(0, 0))
+
+
+def test_the_wait_is_the_engines_prediction_on_a_busy_engine():
+    assert BUSY.wait_s(Priority.BULK, 1) == 2.0 + 13 * 5.0  # ceil(101 / 8) full batches
+    assert BUSY.wait_s(Priority.BULK, 4) == 2.0 + 13 * 5.0
+    assert BUSY.wait_s(Priority.BULK, 5) == 2.0 + 14 * 5.0  # its own batch no longer fits
+    assert BUSY.wait_s(Priority.INTERACTIVE, 1) == 2.0 + 5.0  # nothing ahead but the running batch
+    assert IDLE.wait_s(Priority.BULK, 100) is None  # nothing ahead: admitted whatever it costs
+
+
+def test_a_reader_sees_what_every_engine_forecasts_less_the_time_since(tmp_path):
+    base = tmp_path / "engine-load"
+    reader = LoadReader(base)
+    assert reader.late_by(Priority.BULK) is None  # no engine has published: nothing is refused early
+    publisher = LoadPublisher(base)
+    publisher.publish(BUSY, 60.0)
+    reader._scanned = float("-inf")  # look for engines now, not a second later
+    late = reader.late_by(Priority.BULK)
+    assert late is not None and 6.5 < late <= 7.0  # 67 s of wait, 60 s allowed
+    assert reader.late_by(Priority.INTERACTIVE) is None  # in time: admitted
+    # Sized like this worker's recent requests of the priority: the smallest of them.
+    for pieces in (16, 9, 24):
+        reader.saw(Priority.BULK, pieces)
+    assert reader.late_by(Priority.BULK) == pytest.approx(2.0 + 14 * 5.0 - 60.0, abs=0.5)
+    # The queue drains while nothing is published: the wait shrinks with the forecast's age.
+    publisher.publish(BUSY, 71.5)
+    time.sleep(0.6)
+    assert reader.late_by(Priority.BULK) is None
+    publisher.close()
+    assert not publisher.path.exists()
+
+
+def test_an_early_refusal_needs_every_engine_to_forecast_it(tmp_path):
+    base = tmp_path / "engine-load"
+    busy = LoadPublisher(base)
+    busy.publish(BUSY, 60.0)
+    other = LoadPublisher(base, pid=os.getpid() + 1)  # a second engine process
+    other.publish(IDLE, 60.0)
+    reader = LoadReader(base)
+    assert reader.late_by(Priority.BULK) is None  # one engine would admit it
+    other.publish(BUSY, 60.0)
+    assert reader.late_by(Priority.BULK) is not None
+    other.close()  # an engine that stops: its file goes, and the reader forgets it at its next look
+    reader._scanned = float("-inf")
+    assert reader.late_by(Priority.BULK) is not None
+    busy.close()
+
+
+def test_a_torn_write_is_never_read(tmp_path):
+    base = tmp_path / "engine-load"
+    publisher = LoadPublisher(base)
+    publisher.publish(BUSY, 60.0)
+    reader = LoadReader(base)
+    good = reader.late_by(Priority.BULK)
+    # A write caught halfway: the sequence numbers at its two ends differ.
+    torn = _RECORD.pack(7, time.monotonic(), 60.0, 1.0, 2.0, 500.0, 8.0, 0.0, 100.0, 6)
+    os.pwrite(publisher._fd, torn, 0)
+    assert reader.late_by(Priority.BULK) == pytest.approx(good, abs=0.5)
+    publisher.close()
+
+
+def test_the_middleware_refuses_what_the_engine_forecasts_late_before_the_app_sees_it(tmp_path):
+    base = tmp_path / "engine-load"
+    publisher = LoadPublisher(base)
+    publisher.publish(BUSY, 60.0)
+    middleware = EdgeMiddleware(echo_app, engine_load=LoadReader(base))
+    body = b'{"payload": {"fromLang": "en", "toLang": "fr", "records": []}}'
+    json_type = (b"content-type", b"application/json")
+    status, headers, payload = run_app(middleware, body, [json_type, (b"priority", b"u=7")])
+    assert status == 503
+    assert int(headers[b"retry-after"]) >= 7
+    assert b"overloaded" in payload and b"objective" in payload
+    assert headers[b"connection"] == b"close"
+    # Interactive work is in time: it reaches the app (echoed), and so does a bad header, which
+    # the request's own validation answers.
+    assert run_app(middleware, body, [json_type])[0] == 200
+    assert run_app(middleware, body, [json_type, (b"priority", b"u=99")])[0] == 200
+    publisher.publish(IDLE, 60.0)
+    assert run_app(middleware, body, [json_type, (b"priority", b"u=7")])[0] == 200
+    publisher.close()

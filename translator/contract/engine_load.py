@@ -1,0 +1,189 @@
+"""The engine's forecast of its own queue, published for the API workers, so that a request the
+engine would refuse is refused before its body is read.
+
+A client that ignores Retry-After sends again at once: each refusal the engine makes costs an API
+worker a body read, a parse, a split and an engine round trip, and a storm of them takes the CPU
+the model needs (#21: 6,723 refusals in 30 s, interactive p50 at 5.6 full batches). The engine
+refuses a request when the work queued at or above its priority would not be done within the
+latency objective; that depends on the queue and on the request's size, so the engine can say it
+ahead of time: on every change of its queue it writes what its prediction is made of (the pieces
+queued at or above each priority, the batch running and its rest, the cost of a full batch), with
+its objective and the time. An API worker reads that before it reads a body and, for a request as
+small as the smallest of its priority's recent ones, answers 503 with Retry-After at once when the
+engine's prediction, less the time since it was written (the queue only drains while nothing
+changes it), is over the objective.
+
+Each engine process writes a file of its own in memory (/dev/shm), beside its record
+(engine_process.py); a worker refuses early only when every engine's forecast says so. CLOCK_MONOTONIC
+is one clock for all processes of a machine. A write is a sequence number, the values, and the
+number again: a reader that finds them different (it read during a write) takes the last good one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import struct
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from translator.contract.engine_process import server_file
+from translator.contract.protocol import Priority
+
+logger = logging.getLogger(__name__)
+
+# seq, at, objective, running, running_left, full_batch_s, batch_size, ahead pieces per priority, seq
+_RECORD = struct.Struct("<Q" + "d" * (6 + len(Priority)) + "Q")
+_RESCAN_S = 1.0  # how often a reader looks for engines that started or stopped
+_SIZES_KEPT = 32  # recent requests per priority whose piece counts a reader remembers
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """What the engine's admission decides from, as `Scheduler.queue_state` reports it."""
+
+    running: bool  # a batch is in the model
+    running_left_s: float  # its predicted rest
+    full_batch_s: float  # a full batch of the queue's pieces, as the cost model predicts it (0: not yet measured)
+    batch_size: int
+    ahead: tuple[int, ...]  # per Priority: pieces queued at or above it
+
+    def wait_s(self, priority: Priority, pieces: int) -> float | None:
+        """The engine's prediction for a request of `pieces` pieces of the queue's mean length
+        queued now, on a busy engine (its own batch priced as full, as `Scheduler.predicted_wait`
+        does there); None where it would be admitted whatever the prediction (nothing ahead of
+        it) or nothing is measured yet."""
+        ahead = self.ahead[priority]
+        if self.full_batch_s <= 0 or (not self.running and ahead == 0):
+            return None
+        return self.running_left_s + math.ceil((ahead + pieces) / self.batch_size) * self.full_batch_s
+
+
+@dataclass(frozen=True)
+class Forecast:
+    at: float  # time.monotonic() when written
+    objective_s: float  # the engine's max_latency_ms, in seconds
+    state: QueueState
+
+    def late_by(self, priority: Priority, pieces: int, now: float) -> float | None:
+        """Seconds past the objective a request of `priority` and `pieces` pieces arriving `now`
+        would be answered (the wait less the time since it was written: the queue only drains
+        while nothing changes it); None or <= 0 when it would be admitted."""
+        wait = self.state.wait_s(priority, pieces)
+        return None if wait is None else wait - max(0.0, now - self.at) - self.objective_s
+
+
+class LoadPublisher:
+    """The engine's side: one file per engine process, rewritten in place."""
+
+    def __init__(self, base: Path | None = None, pid: int | None = None) -> None:
+        base = base or server_file("engine-load")
+        self.path = base.with_name(f"{base.name}.{os.getpid() if pid is None else pid}")
+        self._seq = 0
+        self._fd: int | None = None
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        except OSError as exc:
+            # Only the early refusal is lost: the engine still refuses what it cannot answer in time.
+            logger.warning("engine load forecast not published (%s): refusals happen in the engine only", exc)
+
+    def publish(self, state: QueueState, objective_s: float) -> None:
+        if self._fd is None:
+            return
+        self._seq += 1
+        values = [
+            float(state.running),
+            state.running_left_s,
+            state.full_batch_s,
+            float(state.batch_size),
+            *(float(n) for n in state.ahead),
+        ]
+        record = _RECORD.pack(self._seq, time.monotonic(), objective_s, *values, self._seq)
+        with contextlib.suppress(OSError):
+            os.pwrite(self._fd, record, 0)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+                self.path.unlink()
+            self._fd = None
+
+
+class LoadReader:
+    """An API worker's side: the forecasts of every engine process of this server."""
+
+    def __init__(self, base: Path | None = None) -> None:
+        self.base = base  # resolved at first use, in the worker (the server is the parent)
+        self._files: dict[Path, int] = {}
+        self._last: dict[Path, Forecast] = {}
+        self._scanned = float("-inf")
+        self._sizes: dict[Priority, deque[int]] = {p: deque(maxlen=_SIZES_KEPT) for p in Priority}
+
+    def saw(self, priority: Priority, pieces: int) -> None:
+        """A request of this worker's went to the engine with `pieces` pieces: requests of a
+        priority are sized like the recent ones (the headers do not say how many pieces follow)."""
+        self._sizes[priority].append(max(1, pieces))
+
+    def late_by(self, priority: Priority) -> float | None:
+        """Seconds by which every engine forecasts a request of `priority` arriving now would miss
+        its objective (the smallest of them), or None when any engine would admit it or none has
+        published: only then is an early refusal the engine's own answer. The request is taken to
+        be as small as the smallest of this priority's recent ones (one piece before any), so that
+        a smaller one than usual is at worst refused by the engine itself, never early in its stead."""
+        now = time.monotonic()
+        if now - self._scanned >= _RESCAN_S:
+            self._rescan()
+            self._scanned = now
+        if not self._files:
+            return None
+        pieces = min(self._sizes[priority], default=1)
+        lateness = []
+        for path, fd in self._files.items():
+            forecast = self._read(path, fd)
+            late = None if forecast is None else forecast.late_by(priority, pieces, now)
+            if late is None or late <= 0:
+                return None
+            lateness.append(late)
+        return min(lateness)
+
+    def _read(self, path: Path, fd: int) -> Forecast | None:
+        try:
+            raw = os.pread(fd, _RECORD.size, 0)
+        except OSError:
+            return None
+        if len(raw) == _RECORD.size:
+            seq, at, objective, running, running_left, full_batch_s, batch_size, *rest = _RECORD.unpack(raw)
+            *ahead, seq_after = rest
+            if seq == seq_after and seq > 0:
+                state = QueueState(
+                    running=bool(running),
+                    running_left_s=running_left,
+                    full_batch_s=full_batch_s,
+                    batch_size=max(1, int(batch_size)),
+                    ahead=tuple(int(n) for n in ahead),
+                )
+                self._last[path] = Forecast(at, objective, state)
+        return self._last.get(path)
+
+    def _rescan(self) -> None:
+        if self.base is None:
+            self.base = server_file("engine-load")
+        found = set(self.base.parent.glob(f"{self.base.name}.*"))
+        for path in set(self._files) - found:
+            with contextlib.suppress(OSError):
+                os.close(self._files.pop(path))
+            self._last.pop(path, None)
+        for path in found - set(self._files):
+            with contextlib.suppress(OSError):
+                self._files[path] = os.open(path, os.O_RDONLY)
+
+    def close(self) -> None:
+        for fd in self._files.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._files.clear()
