@@ -28,6 +28,7 @@ from harness.load import Job, job, run_load
 from harness.metrics import histogram_totals, samples
 from harness.servers import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
+from translator.contract.limits import REFUSAL_HOLD_S
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -113,18 +114,18 @@ def test_overload_burst_gets_fast_honest_refusals(fixture_model: Path, tmp_path_
 def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_work(
     fixture_model: Path, tmp_path_factory
 ) -> None:
-    # Bulk clients that send again at once after a 503 (no Retry-After honoured), far more work
-    # than the engine can answer within max_latency_ms: once the engine's queue is full, its
-    # published forecast (translator/contract/engine_load.py) lets the API workers refuse them from
-    # the headers, before the body is read, parsed or sent to the engine; interactive requests
-    # beside the storm are answered, exactly.
+    # Bulk clients that send again at once after a 503 (no Retry-After honoured), about twice the
+    # work the engine can answer within max_latency_ms: once the engine's queue is full, its
+    # published state (translator/contract/engine_load.py) lets the API workers refuse them from
+    # the headers, before the body is read, parsed or sent to the engine, and after a pause;
+    # interactive requests beside the storm are answered, exactly.
     tmp = tmp_path_factory.mktemp("storm")
     home = tmp / "home"
     home.mkdir()
     tag = register(fixture_model, home)
 
     def small(services: dict) -> None:
-        services["TranslationEngine"]["batching"]["max_latency_ms"] = 3000
+        services["TranslationEngine"]["batching"]["max_latency_ms"] = 1000
         # The corpus is small: with the cache on, every sentence would be answered from it.
         services["TranslationEngine"]["translation"]["cache"]["size"] = 0
 
@@ -149,10 +150,12 @@ def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_
         refused = [o for o in bulk.outcomes if o.status == 503]
         early = [o for o in refused if "objective" in str(o.data)]
         assert all(o.headers.get("retry-after", "").isdigit() for o in refused)
-        # Most refusals never reached the engine: its own count is of the few that did.
+        # Refusals made from the headers, and held (limits.REFUSAL_HOLD_S, or their Retry-After)
+        # so that these clients, which resend at once, cannot spin.
+        assert early, f"no refusal made from the forecast: {dict(bulk.kinds)}"
+        held = min(REFUSAL_HOLD_S, min(int(o.headers["retry-after"]) for o in early))
+        assert min(o.seconds for o in early) >= held * 0.9, sorted(o.seconds for o in early)[:5]
         engine_refused = sum(v for _, v in samples(srv.metrics(), "translation_refused_requests_total"))
-        assert len(early) > len(refused) // 2, f"{len(early)} of {len(refused)} refusals made from the forecast"
-        assert engine_refused < len(refused) - len(early) + 50, (engine_refused, len(refused), len(early))
         print(
             f"\nstorm: {dict(bulk.kinds)} in 12 s, {len(early)} refused from the headers, {engine_refused:.0f} by the "
             f"engine; interactive p50 {sorted(interactive.latencies_s)[len(interactive.latencies_s) // 2]:.2f}s"

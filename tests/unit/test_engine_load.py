@@ -81,10 +81,13 @@ def test_the_middleware_refuses_what_the_engine_forecasts_late_before_the_app_se
     base = tmp_path / "engine-load"
     publisher = LoadPublisher(base)
     publisher.publish(BUSY, 60.0)
-    middleware = EdgeMiddleware(echo_app, engine_load=LoadReader(base))
+    middleware = EdgeMiddleware(echo_app, engine_load=LoadReader(base), refusal_hold_s=0.3)
     body = b'{"payload": {"fromLang": "en", "toLang": "fr", "records": []}}'
     json_type = (b"content-type", b"application/json")
+    started = time.monotonic()
     status, headers, payload = run_app(middleware, body, [json_type, (b"priority", b"u=7")])
+    # Held before it is answered: a client that resends at once cannot spin.
+    assert time.monotonic() - started >= 0.3
     assert status == 503
     assert int(headers[b"retry-after"]) >= 7
     assert b"overloaded" in payload and b"objective" in payload
@@ -95,4 +98,16 @@ def test_the_middleware_refuses_what_the_engine_forecasts_late_before_the_app_se
     assert run_app(middleware, body, [json_type, (b"priority", b"u=99")])[0] == 200
     publisher.publish(IDLE, 60.0)
     assert run_app(middleware, body, [json_type, (b"priority", b"u=7")])[0] == 200
+    publisher.close()
+
+
+def test_past_its_bound_of_held_connections_a_refusal_is_answered_at_once(tmp_path):
+    base = tmp_path / "engine-load"
+    publisher = LoadPublisher(base)
+    publisher.publish(BUSY, 60.0)
+    middleware = EdgeMiddleware(echo_app, engine_load=LoadReader(base), refusal_hold_s=30.0, held_refusals_max=0)
+    body = b'{"payload": {"fromLang": "en", "toLang": "fr", "records": []}}'
+    started = time.monotonic()
+    status, _, _ = run_app(middleware, body, [(b"content-type", b"application/json"), (b"priority", b"u=7")])
+    assert status == 503 and time.monotonic() - started < 10
     publisher.close()

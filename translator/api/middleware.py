@@ -53,10 +53,16 @@ class EdgeMiddleware:
         keys: ApiKeys | Callable[[], ApiKeys | None] | None = None,
         max_arriving_bytes: int = limits.MAX_ARRIVING_BODY_BYTES,
         engine_load: LoadReader | None = None,
+        refusal_hold_s: float = limits.REFUSAL_HOLD_S,
+        held_refusals_max: int = limits.HELD_REFUSALS_MAX,
     ) -> None:
         self.app = app
-        # The engine's forecast of its queue: what it would refuse is refused here, unread.
+        # The engine's forecast of its queue: what it would refuse is refused here, unread, and
+        # after a pause (limits.REFUSAL_HOLD_S says why).
         self.engine_load = engine_load
+        self.refusal_hold_s = refusal_hold_s
+        self.held_refusals_max = held_refusals_max
+        self._held = 0
         # A callable is asked here, in the worker; keys asked for but not given fail closed.
         self.keys_problem: str | None = None
         if callable(keys):
@@ -115,6 +121,12 @@ class EdgeMiddleware:
             await _refuse(send, receive, 429, self._too_many())
             return
         if (late := self._forecast_late(scope)) is not None:
+            if self._held < self.held_refusals_max:
+                self._held += 1
+                try:
+                    await asyncio.sleep(min(self.refusal_hold_s, late.retry_after_s))
+                finally:
+                    self._held -= 1
             await _refuse(send, receive, late.status, late.body(), _header_pairs(late.headers()))
             return
         reserved = self.max_body_bytes if declared is None else declared
