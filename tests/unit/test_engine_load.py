@@ -52,7 +52,7 @@ def test_an_early_refusal_needs_every_engine_to_forecast_it(tmp_path):
     base = tmp_path / "engine-load"
     busy = LoadPublisher(base)
     busy.publish(BUSY, 60.0)
-    other = LoadPublisher(base, pid=os.getpid() + 1)  # a second engine process
+    other = LoadPublisher(base, pid=os.getppid())  # a second engine process (a live pid)
     other.publish(IDLE, 60.0)
     reader = LoadReader(base)
     assert reader.late_by(Priority.BULK) is None  # one engine would admit it
@@ -111,3 +111,14 @@ def test_past_its_bound_of_held_connections_a_refusal_is_answered_at_once(tmp_pa
     status, _, _ = run_app(middleware, body, [(b"content-type", b"application/json"), (b"priority", b"u=7")])
     assert status == 503 and time.monotonic() - started < 10
     publisher.close()
+
+
+def test_the_file_of_an_engine_that_died_is_not_read(tmp_path):
+    base = tmp_path / "engine-load"
+    busy = LoadPublisher(base)
+    busy.publish(BUSY, 60.0)
+    dead = LoadPublisher(base, pid=2**22 + 7)  # above any pid_max: no such process
+    dead.publish(IDLE, 60.0)  # stale and in time: it would veto every early refusal
+    assert LoadReader(base).late_by(Priority.BULK) is not None
+    dead.close()
+    busy.close()

@@ -173,7 +173,9 @@ class LoadReader:
     def _rescan(self) -> None:
         if self.base is None:
             self.base = server_file("engine-load")
-        found = set(self.base.parent.glob(f"{self.base.name}.*"))
+        # An engine that died without closing (killed, crashed) leaves its file: its state would
+        # read as "in time" once stale and, all engines having to agree, stop every early refusal.
+        found = {path for path in self.base.parent.glob(f"{self.base.name}.*") if _alive(path)}
         for path in set(self._files) - found:
             with contextlib.suppress(OSError):
                 os.close(self._files.pop(path))
@@ -187,3 +189,14 @@ class LoadReader:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._files.clear()
+
+
+def _alive(path: Path) -> bool:
+    """Whether the process a file is named after (`<base>.<pid>`) still runs."""
+    try:
+        os.kill(int(path.name.rpartition(".")[2]), 0)
+    except ProcessLookupError:
+        return False
+    except (ValueError, PermissionError):
+        return True  # not a pid of ours to judge, or one we may not signal: it exists
+    return True
