@@ -162,7 +162,7 @@ class Translation:
             ),
         )
         # Both APIs (this one and translator/api/libretranslate.py) translate through it.
-        self.handler = RequestHandler(self.client, self.languages, SETTINGS.batching.max_latency_ms)
+        self.handler = RequestHandler(self.client, self.languages, SETTINGS.batching.max_latency_ms, ENGINE_LOAD)
 
     @bentoml.on_startup
     async def watch_engine(self) -> None:
@@ -227,6 +227,4 @@ ENGINE_LOAD = LoadReader()
 ADMISSION = SharedInFlight(SETTINGS.admission.max_concurrency, slots=slots_for(SETTINGS.api_service.get("workers", 1)))
 # Keys are read in each API worker (translator/api/auth.py), never on import: `bentoml build`
 # imports this file where no Secret is mounted.
-# Each worker reads the engine's forecast of its queue (translator/contract/engine_load.py) and
-# refuses what the engine would refuse before reading the body.
-Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys, engine_load=LoadReader())
+Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys, engine_load=ENGINE_LOAD)

@@ -152,7 +152,9 @@ def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_
         assert all(o.headers.get("retry-after", "").isdigit() for o in refused)
         # Refusals made from the headers, and held (limits.REFUSAL_HOLD_S, or their Retry-After)
         # so that these clients, which resend at once, cannot spin.
-        assert early, f"no refusal made from the forecast: {dict(bulk.kinds)}"
+        # Sized like the recent bulk requests (16 pieces), most are refused there; the engine
+        # refuses those that pass in the moment a batch frees room.
+        assert len(early) > len(refused) // 2, f"{len(early)} of {len(refused)} refused from the headers"
         held = min(REFUSAL_HOLD_S, min(int(o.headers["retry-after"]) for o in early))
         assert min(o.seconds for o in early) >= held * 0.9, sorted(o.seconds for o in early)[:5]
         engine_refused = sum(v for _, v in samples(srv.metrics(), "translation_refused_requests_total"))

@@ -16,13 +16,22 @@ from translator.api.disconnect import unless_disconnected
 from translator.api.engine_client import EngineClient
 from translator.api.pipeline import translate_payload
 from translator.api.request_options import deadline_ms_of, priority_of
+from translator.contract.engine_load import LoadReader
 from translator.contract.protocol import Piece
 from translator.contract.schemas import Payload, TranslationResult
 
 
 class RequestHandler:
-    def __init__(self, client: EngineClient, languages: Collection[str], max_latency_ms: float) -> None:
+    def __init__(
+        self,
+        client: EngineClient,
+        languages: Collection[str],
+        max_latency_ms: float,
+        engine_load: LoadReader | None = None,
+    ) -> None:
         self.client = client
+        # Told each request's size: the early refusal sizes requests like the recent ones.
+        self.engine_load = engine_load
         self.languages = frozenset(languages)
         self.max_latency_ms = max_latency_ms
 
@@ -42,6 +51,8 @@ class RequestHandler:
         binding = asked_ms is not None and asked_ms <= self.max_latency_ms
 
         async def engine(pieces: list[Piece]):
+            if self.engine_load is not None:
+                self.engine_load.saw(priority, len(pieces))
             return await self.client.translate(pieces, priority, deadline, binding)
 
         return await unless_disconnected(receive, translate_payload(payload, self.languages, engine))
