@@ -149,6 +149,15 @@ def probe(url: str, spec: Obj) -> tuple[int, float]:
     return response.status_code, time.monotonic() - started
 
 
+def probes_answer_within_their_timeouts(url: str, manifest: Obj) -> None:
+    """The container's startup, readiness and liveness probes, each answered 200 within its timeout."""
+    for name in ("startupProbe", "readinessProbe", "livenessProbe"):
+        spec = manifest[name]
+        status, elapsed = probe(url, spec)
+        assert status == 200, f"{name} {spec['httpGet']['path']} -> {status}"
+        assert elapsed < spec["timeoutSeconds"], f"{name} took {elapsed:.1f}s"
+
+
 def wait_for_startup(
     url: str, startup: Obj, budget_s: float, gone: Callable[[], str | None], log: Callable[[], str]
 ) -> float:

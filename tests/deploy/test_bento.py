@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
+from deploy.image.build import requirement_name
 from harness.servers import decoy_checkpoint, free_port
 from tests.deploy.helpers import (
     ROOT,
@@ -39,7 +40,7 @@ from tests.deploy.helpers import (
     env_of,
     one,
     pod_env,
-    probe,
+    probes_answer_within_their_timeouts,
     render,
     repo_config,
     serves_the_fixture,
@@ -145,7 +146,7 @@ def test_bento_contents(built: Built) -> None:
     image_reqs = (built.bento_dir / "env" / "python" / "requirements.txt").read_text(encoding="utf-8").splitlines()
     assert set(pins) <= {line.strip() for line in image_reqs}, image_reqs
     # ...and none of what only the tools, the tests or the benchmark need.
-    image_packages = {package_name(line) for line in image_reqs if line.strip() and not line.startswith("#")}
+    image_packages = {requirement_name(line) for line in image_reqs if line.strip() and not line.startswith("#")}
     tools_only = requirement_names("requirements-tools.txt") | requirement_names("requirements-dev.txt")
     tools_only -= requirement_names("requirements.txt")
     assert {"sacrebleu", "matplotlib", "pytest", "locust", "fastapi"} <= tools_only
@@ -155,14 +156,10 @@ def test_bento_contents(built: Built) -> None:
     assert {"/translation", "/livez", "/readyz", "/metrics"} <= set(paths), sorted(paths)
 
 
-def package_name(requirement: str) -> str:
-    return re.split(r"[\s=<>!~\[;]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
-
-
 def requirement_names(file: str) -> set[str]:
     """The packages a requirements file names, its own lines only (not what it includes with -r)."""
     lines = (ROOT / file).read_text(encoding="utf-8").splitlines()
-    return {package_name(line) for line in lines if line.strip() and not line.startswith(("#", "-"))}
+    return {requirement_name(line) for line in lines if line.strip() and not line.startswith(("#", "-"))}
 
 
 def test_requirement_files_agree_on_shared_pins() -> None:
@@ -170,7 +167,7 @@ def test_requirement_files_agree_on_shared_pins() -> None:
     def pins(file: str) -> dict[str, str]:
         lines = (ROOT / file).read_text(encoding="utf-8").splitlines()
         found = [line.split("#")[0].strip() for line in lines if line.strip() and not line.startswith(("#", "-"))]
-        return {package_name(line): line for line in found}
+        return {requirement_name(line): line for line in found}
 
     service, tools = pins("requirements.txt"), pins("requirements-tools.txt")
     assert {name: tools[name] for name in service.keys() & tools.keys()} == {
@@ -420,11 +417,7 @@ def wait_started(server: Pod, startup: Obj) -> None:
 
 
 def test_probes_answer_within_their_timeouts(pod: Pod) -> None:
-    for name in ("startupProbe", "readinessProbe", "livenessProbe"):
-        spec = pod.manifest[name]
-        status, elapsed = probe(pod.url, spec)
-        assert status == 200, f"{name} {spec['httpGet']['path']} -> {status}"
-        assert elapsed < spec["timeoutSeconds"], f"{name} took {elapsed:.1f}s"
+    probes_answer_within_their_timeouts(pod.url, pod.manifest)
 
 
 def test_serves_the_bundled_model(pod: Pod) -> None:

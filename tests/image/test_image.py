@@ -36,7 +36,7 @@ from tests.deploy.helpers import (
     drain_on_sigterm,
     one,
     pod_env,
-    probe,
+    probes_answer_within_their_timeouts,
     quantity,
     render,
     repo_config,
@@ -278,11 +278,7 @@ def pod(image: Image) -> Iterator[Pod]:
 
 
 def test_probes_answer_within_their_timeouts(pod: Pod) -> None:
-    for name in ("startupProbe", "readinessProbe", "livenessProbe"):
-        spec = pod.manifest[name]
-        status, elapsed = probe(pod.url, spec)
-        assert status == 200, f"{name} {spec['httpGet']['path']} -> {status}"
-        assert elapsed < spec["timeoutSeconds"], f"{name} took {elapsed:.1f}s"
+    probes_answer_within_their_timeouts(pod.url, pod.manifest)
 
 
 def test_contract_exactly(pod: Pod) -> None:
