@@ -124,14 +124,14 @@ class Point:
 
     def __exit__(self, *exc: object) -> None:
         self.cpu_s = sum(psutil.Process().cpu_times()[:2]) - self.cpu_before
-        after = server_cpu(self.server)
         # Per process, so that a worker started or gone meanwhile counts from zero or not at all.
-        self.engine_cpu_s = sum(
-            after[pid][0] - self.server_cpu_before.get(pid, (0.0, True))[0] for pid in after if after[pid][1]
-        )
-        self.api_cpu_s = sum(
-            after[pid][0] - self.server_cpu_before.get(pid, (0.0, False))[0] for pid in after if not after[pid][1]
-        )
+        self.engine_cpu_s = self.api_cpu_s = 0.0
+        for pid, (cpu_s, engine) in server_cpu(self.server).items():
+            spent = cpu_s - self.server_cpu_before.get(pid, (0.0, engine))[0]
+            if engine:
+                self.engine_cpu_s += spent
+            else:
+                self.api_cpu_s += spent
         self.peak = self.sampler.peak()
         pieces_after, calls_after = server_stats(self.server)
         self.calls = calls_after - self.calls_before

@@ -37,6 +37,7 @@ DEFAULT_MODEL_ID = "facebook/m2m100_418M"
 # recorded in the model's signatures so that tools reading the store know how to batch it.
 BATCHABLE_METHOD = "translate"
 BATCH_DIM = 0
+SIGNATURES = {BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}}
 
 # What a checkpoint needs: weights (one of the two forms), config, tokenizer, generation config.
 _REQUIRED = ("config.json", "vocab.json", "sentencepiece.bpe.model")
@@ -191,7 +192,7 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         tag,
         labels={"family": "m2m100", "source_kind": source.kind, "checkpoint": model_name(model_id)},
         metadata=metadata,
-        signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},  # type: ignore[arg-type]
+        signatures=SIGNATURES,  # type: ignore[arg-type]
     ) as model:
         _copy(files, Path(model.path), progress=progress)
         logger.info("converting %s for CTranslate2", model_id)
@@ -228,7 +229,7 @@ def add_ctranslate2_only(info: dict[str, Any]) -> str:
         info["tag"],
         labels=info["labels"],
         metadata=metadata,
-        signatures={BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}},  # type: ignore[arg-type]
+        signatures=SIGNATURES,  # type: ignore[arg-type]
     ) as model:
         destination = Path(model.path)
         for path in sorted(source.rglob("*")):
