@@ -68,6 +68,7 @@ class TranslationEngine:
                 beams=self.translator.num_beams,
                 max_latency_s=SETTINGS.batching.max_latency_ms / 1000,
                 linger_fraction=scheduling.linger_fraction,
+                linger_max_fraction=scheduling.linger_max_fraction,
                 linger_max_s=scheduling.linger_max_ms / 1000,
                 group_window_batches=scheduling.group_window_batches,
                 stall_factor=scheduling.stall_factor,

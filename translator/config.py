@@ -130,10 +130,12 @@ def with_engine(base: Engine, text: str) -> Engine:
 class Scheduling:
     """The engine's own batch scheduler (translator/engine/scheduler.py)."""
 
-    # After each batch, while fewer pieces are queued than it had, wait for the clients it
-    # answered to come back, for this fraction of its compute time and at most linger_max_ms.
-    # 0 turns the linger off.
+    # After each batch, while fewer pieces are queued than it had, or interactive callers it
+    # answered are not back, wait for them: as long as they have been taking to come back
+    # (measured), or this fraction of the batch's compute time until that was measured; never
+    # more than linger_max_fraction of it nor linger_max_ms. 0 in any of the three: no linger.
     linger_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.05
+    linger_max_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.25
     linger_max_ms: NonNegativeFloat = 1000.0
     # Length grouping looks this many batches deep into the queue for pieces of similar length.
     group_window_batches: Positive = 4

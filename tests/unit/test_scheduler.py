@@ -380,6 +380,100 @@ def test_after_a_small_batch_the_linger_still_waits_long_enough_for_its_client()
     assert sizes.count(8) >= 4, sizes
 
 
+def closed_loop_batches(
+    interactive: int, bulk_queued: int, trip_s: float, rounds: int, **settings
+) -> tuple[list[list[str]], Scheduler]:
+    """Batches of a fake model of 0.2 s per batch (of 8) while `interactive` closed-loop clients
+    (one piece each, back within `trip_s` of each answer) send `rounds` requests, beside
+    `bulk_queued` bulk pieces queued at the start."""
+    model = FakeModel(fixed_s=0.2, per_piece_s=0.0)
+
+    async def main() -> Scheduler:
+        scheduler = make(model, max_batch_size=8, **settings)
+        scheduler.start()
+        await scheduler.submit([piece("warm")])
+        await scheduler.submit([piece(f"warm{i}") for i in range(8)])
+        model.batches.clear()
+        bulk = [
+            asyncio.ensure_future(scheduler.submit([piece(f"bulk{j}-{i}") for i in range(8)], Priority.BULK))
+            for j in range(bulk_queued // 8)
+        ]
+
+        async def client(i: int) -> None:
+            for round_ in range(rounds):
+                await scheduler.submit([piece(f"c{i}r{round_}")])
+                # The trip back through the API worker and the client: some are quicker than others.
+                await asyncio.sleep(trip_s * (1 + i) / interactive)
+
+        await asyncio.gather(*(client(i) for i in range(interactive)))
+        for task in bulk:
+            task.cancel()
+        await asyncio.gather(*bulk, return_exceptions=True)
+        await scheduler.close()
+        return scheduler
+
+    scheduler = run(main())
+    return model.batches, scheduler
+
+
+def test_the_linger_learns_how_long_closed_loop_clients_take_to_come_back():
+    """Eight clients whose trips back take 5 to 40 ms, up to a fifth of a batch: a linger of 5% of
+    the batch (10 ms) starts every batch without most of them; learnt, the linger waits for them."""
+    assumed, _ = closed_loop_batches(8, 0, trip_s=0.04, rounds=8, linger_fraction=0.05, linger_max_fraction=0.05)
+    learnt, scheduler = closed_loop_batches(8, 0, trip_s=0.04, rounds=8, linger_fraction=0.05)
+    # 64 pieces: 8 batches at best. Assumed, the quickest client goes alone every other batch
+    # (8, 1, 8, 1, ...); learnt, from the second batch on every batch is full.
+    assert len(learnt) <= 10 and sum(len(b) == 8 for b in learnt) >= 6, [len(b) for b in learnt]
+    assert len(assumed) >= 12, [len(b) for b in assumed]
+    assert scheduler.returns.return_s([Priority.INTERACTIVE]) == pytest.approx(0.05, abs=0.04)
+
+
+def test_interactive_callers_coming_back_ride_the_next_batch_beside_a_bulk_backlog():
+    """Two interactive clients beside a queue of bulk work that fills every batch. Started at once,
+    each batch leaves out the interactive callers it answered a moment earlier: each of their
+    requests waits for a whole batch of bulk work first. The linger waits for them (their learnt
+    return time) and they ride every batch."""
+
+    def gaps(batches: list[list[str]]) -> int:
+        """Batches without an interactive piece between the first and the last with one."""
+        marks = [any(t.startswith("c") for t in b) for b in batches]
+        first, last = marks.index(True), len(marks) - 1 - marks[::-1].index(True)
+        return marks[first : last + 1].count(False)
+
+    assumed, _ = closed_loop_batches(2, 400, trip_s=0.02, rounds=8, linger_fraction=0.05, linger_max_fraction=0.05)
+    learnt, _ = closed_loop_batches(2, 400, trip_s=0.02, rounds=8, linger_fraction=0.05)
+    assert gaps(assumed) >= 5, assumed  # every other batch
+    assert gaps(learnt) <= 1, learnt
+    # Every batch was full: the bulk backlog filled what the interactive pieces left.
+    assert all(len(b) == 8 for b in learnt[:-1])
+
+
+def test_a_linger_waits_no_longer_than_its_share_of_the_batch_when_callers_do_not_come_back():
+    """Interactive callers answered and never back, a bulk backlog queued: the next batch waits at
+    most `linger_max_fraction` of a batch for them, then goes."""
+    model = FakeModel(fixed_s=0.2, per_piece_s=0.0)
+
+    async def main() -> float:
+        scheduler = make(model, max_batch_size=8, linger_fraction=0.05, linger_max_fraction=0.25)
+        scheduler.start()
+        await scheduler.submit([piece("warm")])
+        await scheduler.submit([piece(f"warm{i}") for i in range(8)])
+        # They were timed once, slow: 0.5 s, above the cap of 0.25 x 0.2 s.
+        scheduler.returns.batch_done(scheduler.clock(), {Priority.INTERACTIVE: 1})
+        scheduler.returns.arrived(scheduler.clock() + 0.5, Priority.INTERACTIVE)
+        answered = await asyncio.gather(*(scheduler.submit([piece(f"once{i}")]) for i in range(4)))
+        assert len(answered) == 4
+        bulk = asyncio.ensure_future(scheduler.submit([piece(f"b{i}") for i in range(16)], Priority.BULK))
+        started = time.perf_counter()
+        await bulk
+        elapsed = time.perf_counter() - started
+        await scheduler.close()
+        return elapsed
+
+    # Two batches of 0.2 s; the interactive callers never come back: at most 0.05 s of linger.
+    assert run(main()) < 0.4 + 0.05 + 0.25
+
+
 def test_a_piece_that_cannot_wait_another_batch_is_not_passed_over_for_its_length():
     # Length grouping picks the pieces nearest in length to the oldest; a long piece whose deadline
     # falls before the next batch would end must still go now, or admission's promise is broken.

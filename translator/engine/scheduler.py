@@ -10,12 +10,15 @@ One model loop takes batches from the queue whenever the model frees:
 - grouped by length: from a window at the head of the queue, the oldest piece goes with the
   pieces closest to it in length, so short sentences do not pay for a long one's padding; but a
   piece that would miss its deadline if left for the next batch goes first, whatever its length;
-- a linger after each batch: closed-loop clients answered by a batch come back a few
-  milliseconds later. Started at once, the next batch would hold only the clients that were not
-  in the last one and the two halves would alternate forever. So while the queue holds fewer
-  pieces than the last batch had (plus what was already waiting), the loop waits a little for
-  them, at most `linger_fraction` of the (predicted) time of the batch it is waiting to fill and
-  never more than `linger_max_ms`.
+- a linger after each batch: closed-loop clients answered by a batch come back a little later.
+  Started at once, the next batch would hold only the clients that were not in the last one and
+  the two halves would alternate forever. So while the queue holds fewer pieces than the last
+  batch had (plus what was already waiting), the loop waits for them; and while interactive
+  callers it answered are not back, it waits for them too, even with bulk work queued: started
+  without them, the next batch makes each of them wait a whole batch more. How long they take is
+  measured (translator/engine/returns.py), not assumed: the linger lasts their usual return time
+  (`linger_fraction` of the batch it is waiting to fill until one was measured), never more than
+  `linger_max_fraction` of that batch nor `linger_max_ms`.
   A lone client is never kept waiting: one piece back is all it expected.
 
 A request whose caller goes away is cancelled: its pieces still queued are never generated. So is
@@ -51,6 +54,7 @@ from typing import Protocol
 from translator.contract.engine_load import QueueState
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult, Priority
 from translator.engine.batching import padded_tokens
+from translator.engine.returns import Returns
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +120,7 @@ class SchedulerSettings:
     beams: int = 1
     max_latency_s: float = 60.0
     linger_fraction: float = 0.05
+    linger_max_fraction: float = 0.25
     linger_max_s: float = 1.0
     # How far past the head of the queue the length grouping looks, in batches.
     group_window_batches: int = 4
@@ -279,6 +284,8 @@ class Scheduler:
         self._running_predicted = 0.0
         self._linger_until = 0.0
         self._expected = 0
+        # Callers answered by the last batch, coming back: what the linger waits for.
+        self.returns = Returns()
         self._closed = False
         # Padded tokens per real token of recent batches (decayed sums, so full batches count
         # most): the cost model is fitted on padded tokens, so a prediction made from the queue's
@@ -327,6 +334,8 @@ class Scheduler:
         if not pieces:
             return []
         now = self.clock()
+        self.returns.arrived(now, priority)
+        self._changed.set()  # a caller the linger waits for may be back, admitted or not
         budget = self.settings.max_latency_s if timeout_s is None else min(timeout_s, self.settings.max_latency_s)
         if len(pieces) > COUNT_IN_THREAD_PIECES:
             # Encoding thousands of pieces takes the event loop for a while: every other caller's
@@ -463,19 +472,35 @@ class Scheduler:
             self._real_decayed = PADDING_DECAY * self._real_decayed + batch.real_tokens * self._beams
             self.batches_done += 1
             self.observer.batch_done(len(pieces), batch.padded_tokens, seconds)
+            finished: dict[Priority, int] = dict.fromkeys(Priority, 0)
             for entry, result in zip(batch.entries, results, strict=True):
                 if not entry.job.cancelled:
                     entry.job.settle(entry.index, result)
+            # Requests this batch finished: their callers are the ones coming back.
+            for job in {id(e.job): e.job for e in batch.entries}.values():
+                if not job.cancelled and job.outstanding == 0:
+                    finished[job.priority] += 1
+            self.returns.batch_done(self.clock(), finished)
             # The clients this batch answered will be back shortly: see the module docstring.
             self._expected = min(self.settings.max_batch_size, len(pieces) + self.queued_pieces)
-            # Priced against the batch the linger is waiting to fill, not the one just done: after
-            # a small batch, 5% of its time is too short for its clients to come back, and a
-            # 31-and-1 split would last forever.
             mean = batch.padded_tokens / max(len(pieces), 1)
             upcoming = max(seconds, self.cost.predict(self._expected, math.ceil(mean * self._expected)))
-            linger = min(self.settings.linger_max_s, self.settings.linger_fraction * upcoming)
-            self._linger_until = self.clock() + linger
+            self._linger_until = self.clock() + self._linger_s(upcoming)
             self._report_queue()
+
+    def _linger_s(self, upcoming: float) -> float:
+        """How long the loop may wait, from now, for the callers the last batch answered.
+
+        Priced against the batch the linger is waiting to fill (`upcoming` seconds), not the one
+        just done: after a small batch, a share of its time is too short for its clients to come
+        back, and a 31-and-1 split would last forever.
+        """
+        settings = self.settings
+        if not (settings.linger_fraction and settings.linger_max_fraction and settings.linger_max_s):
+            return 0.0  # the linger is off
+        measured = self.returns.return_s(self.returns.answered())
+        wait = settings.linger_fraction * upcoming if measured is None else measured
+        return min(wait, settings.linger_max_fraction * upcoming, settings.linger_max_s)
 
     # -- health ------------------------------------------------------------------------------------
 
@@ -535,14 +560,25 @@ class Scheduler:
             self._changed.clear()
             if self.queued_pieces:
                 left = self._linger_until - self.clock()
-                if self.queued_pieces >= self._expected or left <= 0:
+                if left <= 0 or not self._worth_waiting():
                     return
                 try:
-                    await asyncio.wait_for(self._changed.wait(), left)
+                    # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that
+                    # comes as the event is set (close() then waited for the loop for ever).
+                    async with asyncio.timeout(left):
+                        await self._changed.wait()
                 except TimeoutError:
                     return
             else:
                 await self._changed.wait()
+
+    def _worth_waiting(self) -> bool:
+        """Whether callers the last batch answered are still to come back and would change the next
+        batch: enough of them to fill it, or interactive ones that would otherwise wait for it."""
+        if self.queued_pieces < self._expected:
+            return True
+        interactive_queued = self._queued[Priority.INTERACTIVE][0]
+        return self.returns.missing(Priority.INTERACTIVE) > 0 and interactive_queued < self.settings.max_batch_size
 
     def _next_batch(self) -> Batch | None:
         slots = self.settings.max_batch_size
