@@ -19,16 +19,17 @@ def test_nothing_is_known_before_a_return_was_timed():
     assert returns.return_s([INTERACTIVE]) is None
 
 
-def test_a_sample_times_nine_in_ten_of_the_callers_so_a_straggler_does_not_stretch_it():
+def test_a_sample_times_the_return_of_every_caller_the_batch_answered():
     returns = Returns()
     returns.batch_done(10.0, {INTERACTIVE: 10})
-    for k in range(8):
+    for k in range(9):
         returns.arrived(10.1 + 0.01 * k, INTERACTIVE)
-    assert returns.return_s([INTERACTIVE]) is None  # 8 of 10 back: not yet
-    returns.arrived(10.2, INTERACTIVE)  # the ninth
-    assert returns.return_s([INTERACTIVE]) == pytest.approx(MARGIN * 0.2)
-    returns.arrived(15.0, INTERACTIVE)  # the tenth, very late: no second sample from the same batch
-    assert returns.return_s([INTERACTIVE]) == pytest.approx(MARGIN * 0.2)
+    assert returns.return_s([INTERACTIVE]) is None  # 9 of 10 back: not yet
+    assert returns.missing(INTERACTIVE) == 1
+    returns.arrived(10.3, INTERACTIVE)  # the last one: it is the one the next batch would miss
+    assert returns.return_s([INTERACTIVE]) == pytest.approx(MARGIN * 0.3)
+    returns.arrived(15.0, INTERACTIVE)  # a new caller, not one coming back: no second sample
+    assert returns.return_s([INTERACTIVE]) == pytest.approx(MARGIN * 0.3)
     assert returns.missing(INTERACTIVE) == 0
 
 
