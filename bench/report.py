@@ -257,7 +257,9 @@ def _scenario_checks(
         )
         check("bulk / offline sentences/s ≥ 0.8", _ratio(bulk["sentences_per_s"], offline_rate), 0.8, True, where)
         both = bulk["sentences_per_s"] + interactive["sentences_per_s"]
-        check("(bulk + interactive) / offline sentences/s ≥ 0.8", _ratio(both, offline_rate), 0.8, True, where)
+        # Issue #21's bar: a storm of bulk clients the engine must mostly refuse may not take the
+        # model's time (0.75 of offline before refusals were decided from the headers and held).
+        check("(bulk + interactive) / offline sentences/s ≥ 0.9", _ratio(both, offline_rate), 0.9, True, where)
     repeated = _find(rows, "service", scenario="repeated")
     if repeated is not None:
         check(

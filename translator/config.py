@@ -132,8 +132,8 @@ class Scheduling:
 
     # After each batch, while fewer pieces are queued than it had, or interactive callers it
     # answered are not back, wait for them: as long as they have been taking to come back
-    # (measured), or this fraction of the batch's compute time until that was measured; never
-    # more than linger_max_fraction of it nor linger_max_ms. 0 in any of the three: no linger.
+    # (measured), and at least this fraction of the batch's compute time; never more than
+    # linger_max_fraction of it nor linger_max_ms. 0 in any of the three: no linger.
     linger_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.05
     linger_max_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.25
     linger_max_ms: NonNegativeFloat = 1000.0
