@@ -3,16 +3,12 @@ the API workers make from it (translator/api/middleware.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
 from tests.unit.test_middleware import echo_app, run_app
-from translator.api.admission import SharedInFlight
 from translator.api.middleware import EdgeMiddleware
 from translator.contract.engine_load import _RECORD, LoadPublisher, LoadReader, QueueState
 from translator.contract.protocol import Priority
@@ -126,65 +122,3 @@ def test_the_file_of_an_engine_that_died_is_not_read(tmp_path):
     assert LoadReader(base).late_by(Priority.BULK) is not None
     dead.close()
     busy.close()
-
-
-def test_the_engines_own_retry_later_is_held_too_after_the_admission_slot_is_released():
-    """A refusal by the engine (its admission, when a batch frees room and every spinning client
-    passed the forecast) is held like the forecast's own: a client resending at once cannot spin.
-    The slot is released first, so held refusals never keep work out. Other answers are not held."""
-    admission = SharedInFlight(1, Path(tempfile.mkdtemp()) / "admission")
-
-    def app_answering(status: int, headers: list[tuple[bytes, bytes]]):
-        async def app(scope, receive, send):
-            await receive()
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": b'{"error": "no"}'})
-
-        return app
-
-    def timed(app) -> tuple[int, dict, float]:
-        middleware = EdgeMiddleware(app, admission=admission, refusal_hold_s=0.3)
-
-        started = time.monotonic()
-        status, headers, _ = run_app(middleware, b"{}", [(b"content-type", b"application/json")])
-        return status, headers, time.monotonic() - started
-
-    refusal = [(b"content-type", b"application/json"), (b"retry-after", b"7")]
-    status, headers, seconds = timed(app_answering(503, refusal))
-    assert status == 503 and headers[b"retry-after"] == b"7" and seconds >= 0.3
-    assert admission.in_flight() == 0
-    for status, headers in ((503, [(b"content-type", b"application/json")]), (200, []), (500, [])):
-        answered, _, seconds = timed(app_answering(status, headers))
-        assert answered == status and seconds < 0.3, (status, seconds)
-
-
-def test_a_held_retry_later_holds_no_admission_slot():
-    admission = SharedInFlight(1, Path(tempfile.mkdtemp()) / "admission")
-    seen: list[int] = []
-
-    async def refusing(scope, receive, send):
-        await receive()
-        await send({"type": "http.response.start", "status": 503, "headers": [(b"retry-after", b"5")]})
-        await send({"type": "http.response.body", "body": b'{"error": "later"}'})
-
-    async def scenario() -> None:
-        middleware = EdgeMiddleware(refusing, admission=admission, refusal_hold_s=0.5)
-        sent: list[dict] = []
-        chunks = [b"{}"]
-
-        async def receive():
-            return {"type": "http.request", "body": chunks.pop(0) if chunks else b"", "more_body": False}
-
-        async def send(message):
-            sent.append(message)
-
-        scope = {"type": "http", "method": "POST", "path": "/translation", "headers": []}
-        task = asyncio.ensure_future(middleware(scope, receive, send))
-        await asyncio.sleep(0.2)  # in its hold
-        seen.append(admission.in_flight())
-        assert not sent  # not answered yet
-        await task
-        assert sent[0]["status"] == 503
-
-    asyncio.run(scenario())
-    assert seen == [0]

@@ -121,7 +121,12 @@ class EdgeMiddleware:
             await _refuse(send, receive, 429, self._too_many())
             return
         if (late := self._forecast_late(scope)) is not None:
-            await self._hold(late.retry_after_s)
+            if self._held < self.held_refusals_max:
+                self._held += 1
+                try:
+                    await asyncio.sleep(min(self.refusal_hold_s, late.retry_after_s))
+                finally:
+                    self._held -= 1
             await _refuse(send, receive, late.status, late.body(), _header_pairs(late.headers()))
             return
         reserved = self.max_body_bytes if declared is None else declared
@@ -143,35 +148,18 @@ class EdgeMiddleware:
             error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
             await _refuse(send, receive if not ended else None, error.status, error.body())
             return
-        # A "retry later" from the engine (its own admission refusing what the forecast let
-        # through: the moment a batch frees room, every spinning client passes the forecast and
-        # one is admitted) is held like the forecast's own refusals, after the slot is released.
-        app = _RetryLater(_ErrorRewriter(send, scope["method"]))
+        app = _ErrorRewriter(send, scope["method"])
         if self.admission is None:
             await self.app(scope, _replay(body, receive), app)
-        elif not self.admission.try_acquire():
-            # The slot is taken once the body is complete, and held until the answer is made.
+            return
+        # The slot is taken once the body is complete, and held until the answer is sent.
+        if not self.admission.try_acquire():
             await _refuse(send, None, 429, self._too_many())
             return
-        else:
-            try:
-                await self.app(scope, _replay(body, receive), app)
-            finally:
-                self.admission.release()
-        if app.retry_after_s is not None:
-            await self._hold(app.retry_after_s)
-        await app.flush()
-
-    async def _hold(self, retry_after_s: float) -> None:
-        """Wait before answering a refusal (limits.REFUSAL_HOLD_S says why), unless this worker
-        already holds as many as it may."""
-        if self._held >= self.held_refusals_max:
-            return
-        self._held += 1
         try:
-            await asyncio.sleep(min(self.refusal_hold_s, retry_after_s))
+            await self.app(scope, _replay(body, receive), app)
         finally:
-            self._held -= 1
+            self.admission.release()
 
     def _forecast_late(self, scope: Scope) -> Unavailable | None:
         """The engine's refusal of this request, when its forecast says it would refuse it: a
@@ -257,31 +245,6 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
-
-
-class _RetryLater:
-    """Passes every answer through except a 503 with Retry-After, which it keeps (whole) until
-    `flush`: the middleware holds such a refusal after the request's admission slot is released."""
-
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self.retry_after_s: float | None = None
-        self.kept: list[Message] = []
-
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start" and message["status"] == 503:
-            retry_after = dict(message.get("headers", [])).get(b"retry-after", b"")
-            if retry_after.isdigit():
-                self.retry_after_s = float(retry_after)
-        if self.retry_after_s is None:
-            await self.send(message)
-        else:
-            self.kept.append(message)
-
-    async def flush(self) -> None:
-        for message in self.kept:
-            await self.send(message)
-        self.kept.clear()
 
 
 class _ErrorRewriter:

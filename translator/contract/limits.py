@@ -17,12 +17,11 @@ BODY_TIMEOUT_S = 60.0
 # slot), so the bytes they may take while arriving are bounded apart, per API worker: each body
 # reserves its Content-Length (the byte limit when chunked) until read; beyond this, 429.
 MAX_ARRIVING_BODY_BYTES = 64 * MAX_BODY_BYTES
-# A request refused from the engine's forecast (translator/contract/engine_load.py), or by the
-# engine itself with a Retry-After (503), gets its answer after this long (or its Retry-After, if
-# sooner): a client that ignores Retry-After and sends again at once would otherwise spin, taking
-# the API workers' CPU from the model however cheap each refusal is. Held, it costs an open
-# connection and no CPU (and no admission slot); past HELD_REFUSALS_MAX such connections per
-# worker the rest are answered at once.
+# A request refused from the engine's forecast (translator/contract/engine_load.py) gets its 503
+# after this long (or its Retry-After, if sooner): a client that ignores Retry-After and sends again
+# at once would otherwise spin, taking the API workers' CPU from the model however cheap each
+# refusal is. Held, it costs an open connection and no CPU; past HELD_REFUSALS_MAX such
+# connections per worker the rest are answered at once.
 REFUSAL_HOLD_S = 1.0
 HELD_REFUSALS_MAX = 512
 
