@@ -23,10 +23,11 @@ $(VENV)/.installed: requirements.txt requirements-tools.txt requirements-dev.txt
 	touch $@
 
 # Registers MODEL_ID (hub id or local directory) in the BentoML store, then serves it (the last
-# one registered) on the port from bentoconfiguration.yaml (9527).
+# one registered) on the port from bentoconfiguration.yaml (9527). Idle keep-alive connections are
+# kept 620 s, not uvicorn's 5 (translator/contract/limits.py, KEEP_ALIVE_S, says why).
 serve: setup
 	$(BIN)/python save_model.py --model-id "$(MODEL_ID)"
-	$(BIN)/bentoml serve
+	$(BIN)/bentoml serve --timeout-keep-alive 620
 
 fixture: setup
 	$(BIN)/python -m fixture.build --output $(FIXTURE)

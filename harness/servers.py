@@ -18,11 +18,15 @@ from typing import Any
 
 import requests
 
+from translator.contract.limits import KEEP_ALIVE_S
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 # A 418M model on a busy 2-core CPU; the fixture model is ready in well under a minute.
 START_TIMEOUT_S = 900.0
+# What `make serve` and the image add to `bentoml serve` (translator/contract/limits.py says why).
+SERVE_FLAGS = ("--timeout-keep-alive", str(KEEP_ALIVE_S))
 
 
 def free_port() -> int:
@@ -166,7 +170,7 @@ def launch_server(bentoml_home: Path, model_tag: str | None, log_path: Path, con
     if config is not None:
         env["BENTOML_CONFIG"] = str(config)
     target = ["service:Translation"] if model_tag is not None else []
-    command = [sys.executable, "-m", "bentoml", "serve", *target, "--host", "127.0.0.1"]
+    command = [sys.executable, "-m", "bentoml", "serve", *target, "--host", "127.0.0.1", *SERVE_FLAGS]
     return spawn("service", [*command, "--port", str(port)], env, log_path, port)
 
 

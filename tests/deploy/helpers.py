@@ -4,6 +4,7 @@ pod that runs them: the stand-in pod (tests/deploy/test_bento.py) and the image 
 from __future__ import annotations
 
 import functools
+import http.client
 import json
 import math
 import os
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -207,6 +209,30 @@ def serves_the_fixture(url: str) -> None:
     reply = requests.post(url + "/translation", json=body(pair["source"][0]), timeout=60)
     assert reply.status_code == 200, reply.text
     assert reply.json() == {"result": [{"id": "1", "text": pair["target"][0]}]}
+
+
+def keeps_idle_connections(url: str, idle_s: float = 6.0) -> None:
+    """A connection left idle longer than uvicorn's default keep-alive (5 s) still takes the next
+    request: the server was started with --timeout-keep-alive (translator/contract/limits.py says
+    why), a hidden `bentoml serve` flag pinned here on a running server."""
+    address = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+    try:
+        headers = {"Content-Type": "application/json"}
+        answers = []
+        for wait in (0.0, idle_s):
+            time.sleep(wait)
+            connection.request("POST", "/translation", json.dumps(body("Hello.")), headers)
+            response = connection.getresponse()
+            response.read()
+            answers.append((response.status, response.getheader("Connection")))
+            if wait == 0.0:
+                first = connection.sock
+        # The same socket both times: http.client opens a new one only after the old one is closed.
+        assert connection.sock is first
+        assert answers == [(200, None), (200, None)], answers
+    finally:
+        connection.close()
 
 
 def in_progress(url: str, metric: str, endpoint: str = "/translation") -> float:

@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 from deploy.image.build import requirement_name
-from harness.servers import decoy_checkpoint, free_port
+from harness.servers import SERVE_FLAGS, decoy_checkpoint, free_port
 from tests.deploy.helpers import (
     ROOT,
     Obj,
@@ -47,6 +47,7 @@ from tests.deploy.helpers import (
     wait_for_startup,
 )
 from translator.config import MODEL_NAME
+from translator.contract.limits import KEEP_ALIVE_S
 
 pytestmark = pytest.mark.slow
 
@@ -203,6 +204,18 @@ def test_generated_dockerfile_exposes_the_service_port_and_installs_no_compilers
     assert "UV_NO_CACHE=1" in text and "PIP_NO_CACHE_DIR=1" in text
 
 
+def test_every_way_of_serving_keeps_idle_connections_as_long(built: Built) -> None:
+    # translator/contract/limits.py (KEEP_ALIVE_S): `make serve`, the image (its CMD: the flags the
+    # entrypoint puts before the bento) and the harness that tests and benchmarks serve with.
+    flags = ["--timeout-keep-alive", str(KEEP_ALIVE_S)]
+    dockerfile = (built.bento_dir / "env" / "docker" / "Dockerfile").read_text(encoding="utf-8")
+    commands = re.findall(r"^CMD\s+(.+)$", dockerfile, flags=re.MULTILINE)
+    assert [json.loads(command) for command in commands] == [flags]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.findall(r"bentoml serve(.*)$", makefile, flags=re.MULTILINE) == [" " + " ".join(flags)]
+    assert list(SERVE_FLAGS) == flags
+
+
 # --------------------------------------------------------------------------- the stand-in pod
 
 
@@ -246,6 +259,7 @@ class Dockerfile:
     user: str
     workdir: str
     entrypoint: list[str]
+    cmd: list[str]
 
 
 def parse_dockerfile(path: Path, base_env: dict[str, str]) -> Dockerfile:
@@ -253,7 +267,7 @@ def parse_dockerfile(path: Path, base_env: dict[str, str]) -> Dockerfile:
     text = re.sub(r"\\\n", " ", path.read_text(encoding="utf-8"))
     values: dict[str, str] = dict(base_env)
     env: dict[str, str] = dict(base_env)
-    user, workdir, entrypoint = "root", "/", []
+    user, workdir, entrypoint, cmd = "root", "/", [], []
 
     def expand(value: str) -> str:
         value = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: values.get(m.group(1) or m.group(2), ""), value)
@@ -280,7 +294,9 @@ def parse_dockerfile(path: Path, base_env: dict[str, str]) -> Dockerfile:
             workdir = expand(rest)
         elif instruction == "ENTRYPOINT":
             entrypoint = json.loads(rest)
-    return Dockerfile(env, user, workdir, entrypoint)
+        elif instruction == "CMD":
+            cmd = json.loads(rest)
+    return Dockerfile(env, user, workdir, entrypoint, cmd)
 
 
 class PodFS:
@@ -360,9 +376,10 @@ def pod(built: Built, image_context: Path) -> Iterator[Pod]:
     port = free_port()
     bash = shutil.which("bash")
     assert bash
-    # The image's ENTRYPOINT with no CMD, plus the only deviation: where to listen.
+    # The image's ENTRYPOINT and CMD (the Deployment sets no args), plus the only deviation: where
+    # to listen.
     listen = ["--host", "127.0.0.1", "--port", str(port)]
-    command = [bash, fs(dockerfile.entrypoint[0]), *dockerfile.entrypoint[1:], *listen]
+    command = [bash, fs(dockerfile.entrypoint[0]), *dockerfile.entrypoint[1:], *dockerfile.cmd, *listen]
     if as_root:
         setpriv = shutil.which("setpriv")
         assert setpriv, "setpriv (util-linux) is needed to run the stand-in pod as UID 1034"

@@ -93,7 +93,8 @@ def test_container_port_is_the_configured_port(objs: list[Obj]) -> None:
     # Nothing may move the server off that port: PORT/BENTOML_PORT beat the config file.
     assert not {"PORT", "BENTOML_PORT"} & set(env_of(container(objs)))
     assert one(objs, "Deployment")["spec"]["template"]["spec"]["enableServiceLinks"] is False
-    # The image's entrypoint (`bentoml serve $BENTO_PATH`) runs: no command/args override.
+    # The image's entrypoint and CMD (`bentoml serve --timeout-keep-alive 620 $BENTO_PATH`) run: no
+    # command/args override.
     assert "command" not in container(objs) and "args" not in container(objs)
 
 

@@ -34,6 +34,7 @@ from tests.deploy.helpers import (
     container,
     corpus,
     drain_on_sigterm,
+    keeps_idle_connections,
     one,
     pod_env,
     probes_answer_within_their_timeouts,
@@ -279,6 +280,11 @@ def pod(image: Image) -> Iterator[Pod]:
 
 def test_probes_answer_within_their_timeouts(pod: Pod) -> None:
     probes_answer_within_their_timeouts(pod.url, pod.manifest)
+
+
+def test_idle_connections_outlive_uvicorns_keep_alive(pod: Pod) -> None:
+    # The image's CMD gives `bentoml serve` --timeout-keep-alive (deploy/image/Dockerfile.j2).
+    keeps_idle_connections(pod.url)
 
 
 def test_contract_exactly(pod: Pod) -> None:

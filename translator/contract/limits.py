@@ -24,6 +24,16 @@ MAX_ARRIVING_BODY_BYTES = 64 * MAX_BODY_BYTES
 # connections per worker the rest are answered at once.
 REFUSAL_HOLD_S = 1.0
 HELD_REFUSALS_MAX = 512
+# An idle keep-alive connection is closed by the server after this many seconds (`bentoml serve
+# --timeout-keep-alive`; uvicorn's default is 5). A client reusing a connection at the moment the
+# server closes it sees it dropped without an answer, and no client resends a POST by itself: with
+# 5 s, an open-loop overload on 2 busy cores lost 16-58 of 6,000 requests that way every round
+# (aiohttp keeps idle connections 15 s, a busy client takes seconds to reuse one). The server must
+# outlast whatever pools connections in front of it: aiohttp 15 s, ingress-nginx and AWS load
+# balancers 60 s, Go's clients 90 s, Google Cloud's load balancers 600 s (they ask for more). An
+# idle connection costs a socket and a few KB. Makefile (`make serve`), deploy/image/Dockerfile.j2
+# (the image's CMD) and harness/servers.py pass it; tests/deploy/test_bento.py holds them equal.
+KEEP_ALIVE_S = 620
 
 
 # Records and characters are bounded separately from bytes: one enormous record monopolises the
