@@ -191,9 +191,20 @@ def test_token_counts_match_the_answers_counted_by_the_tokenizer(smoke, fixture_
         )
         texts = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         assert len(texts) == row["sentences"], where
-        lengths = {len(tokenizer.sp_model.encode(text)) for text in texts}
-        assert lengths == {16}, where
-        assert sum(len(tokenizer.sp_model.encode(text)) for text in texts) == row["generated_tokens"], where
+        lengths = [retokenized_length(tokenizer, text) for text in texts]
+        assert set(lengths) == {16}, where
+        assert sum(lengths) == row["generated_tokens"], where
+
+
+def retokenized_length(tokenizer, text: str) -> int:
+    """Tokens of an answer encoded again. An answer whose first generated token does not start a
+    word ('.' where '▁.' would) is decoded without the space and encoded again with a bare '▁'
+    before it: that one is the encoder's, not the model's (seen on an AVX-512 Xeon, where the
+    random weights began answers with '.': 17 tokens for 16)."""
+    pieces = tokenizer.sp_model.encode(text, out_type=str)
+    if len(pieces) > 1 and pieces[0] == "▁":
+        pieces = pieces[1:]
+    return len(pieces)
 
 
 def test_service_merges_requests_and_baseline_does_not(smoke):
