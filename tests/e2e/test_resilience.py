@@ -29,6 +29,7 @@ from harness.metrics import histogram_totals, samples
 from harness.servers import ROOT, Server, register, start_server
 from tests.e2e.test_api import request_for
 from translator.contract.limits import REFUSAL_HOLD_S
+from translator.engine.scheduler import EXPIRY_GRACE_FRACTION, EXPIRY_GRACE_MIN_S
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -37,6 +38,10 @@ SUSTAINED_CONCURRENCY = 64
 # Per request of the background traffic: longer than any answer the tests accept, so that a hang
 # shows up as a timeout raised in the test.
 CLIENT_TIMEOUT_S = 120.0
+# The storm's latency objective, and how late past its expiry an answer may reach a client whose
+# API worker shares 2 busy cores with 64 others.
+STORM_OBJECTIVE_S = 1
+EXPIRY_SLACK_S = 2.0
 
 
 def request_of(rng: random.Random, pool: list[tuple[str, str, str, str]], records: int) -> Job:
@@ -125,7 +130,7 @@ def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_
     tag = register(fixture_model, home)
 
     def small(services: dict) -> None:
-        services["TranslationEngine"]["batching"]["max_latency_ms"] = 1000
+        services["TranslationEngine"]["batching"]["max_latency_ms"] = STORM_OBJECTIVE_S * 1000
         # The corpus is small: with the cache on, every sentence would be answered from it.
         services["TranslationEngine"]["translation"]["cache"]["size"] = 0
 
@@ -146,7 +151,16 @@ def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_
         assert not storm.is_alive()
         interactive, bulk = results["interactive"], results["storm"]
         assert interactive.kinds == {"ok": len(interactive_jobs)}, f"{dict(interactive.kinds)}\n{srv.log()[-3000:]}"
-        assert set(bulk.kinds) <= {"ok", "HTTP 503", "HTTP 429"}, dict(bulk.kinds)
+        assert set(bulk.kinds) <= {"ok", "HTTP 503", "HTTP 429", "HTTP 504"}, dict(bulk.kinds)
+        # A bulk request admitted on a prediction that the storm then proved wrong (its batches
+        # share 2 cores with 64 clients' requests) is answered 504 at its deadline plus the grace
+        # (1 s + 1 s here), never held longer: seen twice in 961 answers on an AVX-512 Xeon, and
+        # more often with another server busy beside this one.
+        expires_s = STORM_OBJECTIVE_S + max(EXPIRY_GRACE_MIN_S, EXPIRY_GRACE_FRACTION * STORM_OBJECTIVE_S)
+        expired = [o for o in bulk.outcomes if o.status == 504]
+        assert all("deadline" in str(o.data) and o.seconds < expires_s + EXPIRY_SLACK_S for o in expired), [
+            (o.seconds, o.data) for o in expired
+        ]
         refused = [o for o in bulk.outcomes if o.status == 503]
         early = [o for o in refused if "objective" in str(o.data)]
         assert all(o.headers.get("retry-after", "").isdigit() for o in refused)
