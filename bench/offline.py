@@ -1,5 +1,9 @@
 """The offline limit: one process, no server, the model fed length-sorted full batches back to back.
 
+In `arrival` order the batches are the stream cut as it comes, unsorted: the most a service can
+do when it has exactly one batch of pieces to choose from (as many one-record clients as pieces
+in a batch), where length grouping has nothing to group.
+
 Run by the harness as a subprocess (`python -m bench.offline SPEC OUT`), one per batch size, so
 that its peak memory is that of one model process and nothing else: this is the "one model
 process" the servers' memory is compared with. Same `Translator`, same settings file as the
@@ -25,9 +29,13 @@ logger = logging.getLogger(__name__)
 
 # Length-sort this many batches' worth of sentences at a time: long with long, short with short.
 POOL_BATCHES = 8
+# How batches are cut from the stream: length-sorted within a pool (the limit), or as they come.
+ORDERS = ("sorted", "arrival")
 
 
-def run(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
+def run(
+    model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path, order: str = "sorted"
+) -> dict:
     import torch
 
     from translator.engine.translator import Translator
@@ -38,15 +46,19 @@ def run(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_d
     load_s = time.perf_counter() - load_started
     print("LOADED", flush=True)  # noqa: T201 - the harness starts measuring memory here
     stream = workload.sentences()
-    order = random.Random(batch_size)
+    if order not in ORDERS:
+        raise ValueError(f"order {order!r}: expected one of {', '.join(ORDERS)}")
+    shuffle = random.Random(batch_size)
 
     def next_batches() -> list[list[Piece]]:
         pool = [next(stream) for _ in range(batch_size * POOL_BATCHES)]
-        pool.sort(key=lambda item: len(translator._encode(item[0], item[2])))
+        if order == "sorted":
+            pool.sort(key=lambda item: len(translator._encode(item[0], item[2])))
         pieces = [Piece(text=text, source=src, target=tgt) for src, tgt, text in pool]
         batches = [pieces[i : i + batch_size] for i in range(0, len(pieces), batch_size)]
-        # Sorted within, shuffled between: a run that stops mid-pool is not biased to short inputs.
-        order.shuffle(batches)
+        if order == "sorted":
+            # Sorted within, shuffled between: a run that stops mid-pool is not biased to short inputs.
+            shuffle.shuffle(batches)
         return batches
 
     # One batch of the measured size first (not counted): allocator and kernels for this shape.
@@ -72,9 +84,10 @@ def run(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_d
             if time.perf_counter() - started >= duration_s:
                 break
     elapsed = time.perf_counter() - started
-    write_outputs(outputs_path(log_dir, "offline", None, None, batch_size), texts)
+    write_outputs(outputs_path(log_dir, "offline", None, None, batch_size, scenario(order)), texts)
     return {
         "batch_size": batch_size,
+        "order": order,
         "sentences": sentences,
         "generated_tokens": tokens,
         "seconds": elapsed,
@@ -85,6 +98,11 @@ def run(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_d
         "torch_threads": torch.get_num_threads(),
         "cuda_device": torch.cuda.get_device_name() if translator.device.startswith("cuda") else None,
     }
+
+
+def scenario(order: str) -> str | None:
+    """The result row's scenario: none for the limit, `arrival-order` for the unsorted batches."""
+    return None if order == "sorted" else f"{order}-order"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         int(spec["batch_size"]),
         float(spec["duration_s"]),
         Path(args[1]).parent,
+        spec.get("order", "sorted"),
     )
     Path(args[1]).write_text(json.dumps(result), encoding="utf-8")
     return 0

@@ -16,7 +16,7 @@ from typing import Any
 import psutil
 import requests
 
-from bench import workload
+from bench import offline, workload
 from bench.memory import MemorySampler
 from bench.rows import Row
 from bench.tokens import generated_tokens, outputs_path, write_outputs
@@ -30,16 +30,27 @@ logger = logging.getLogger("bench")
 OFFLINE_TIMEOUT_S = 1800
 
 
-def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path) -> dict:
-    spec = log_dir / f"offline-{batch_size}.spec.json"
-    out = log_dir / f"offline-{batch_size}.json"
+def run_offline(
+    model_dir: Path, config: Path, batch_size: int, duration_s: float, log_dir: Path, order: str = "sorted"
+) -> dict:
+    """The offline limit at `batch_size` (bench/offline.py): length-sorted batches, or in `arrival`
+    order the stream cut as it comes (the row's scenario then says so)."""
+    name = "-".join(part for part in (f"offline-{batch_size}", offline.scenario(order)) if part)
+    spec = log_dir / f"{name}.spec.json"
+    out = log_dir / f"{name}.json"
     spec.write_text(
         json.dumps(
-            {"model_dir": str(model_dir), "config": str(config), "batch_size": batch_size, "duration_s": duration_s}
+            {
+                "model_dir": str(model_dir),
+                "config": str(config),
+                "batch_size": batch_size,
+                "duration_s": duration_s,
+                "order": order,
+            }
         )
     )
     out.unlink(missing_ok=True)
-    log_path = log_dir / f"offline-{batch_size}.log"
+    log_path = log_dir / f"{name}.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "bench.offline", str(spec), str(out)],
@@ -67,6 +78,7 @@ def run_offline(model_dir: Path, config: Path, batch_size: int, duration_s: floa
     seconds = result["seconds"]
     row = Row(
         system="offline",
+        scenario=offline.scenario(order),
         batch_size=batch_size,
         requests=len(result["batch_times_s"]),
         sentences=result["sentences"],

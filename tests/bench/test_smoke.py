@@ -119,6 +119,7 @@ def test_one_row_per_point_with_every_key(smoke):
         (engine, *scenario)
         for engine in LABELS
         for scenario in [
+            ("arrival-order", ""),  # the offline limit unsorted, beside the sorted one
             ("bulk", "bulk"),
             ("mixed-priority", "bulk"),
             ("mixed-priority", "interactive"),
@@ -239,6 +240,9 @@ def test_metadata_summary_and_files(smoke):
     targets = {(check["target"], check["detail"].split(":")[0]) for check in data["summary"]}
     for label in LABELS:
         assert ("service / baseline sentences/s ≥ 4", label) in targets
+        # The sorted limit's target, and beside it the service against the unsorted limit.
+        assert ("service / offline sentences/s ≥ 0.9", label) in targets
+        assert ("service / offline in arrival order sentences/s (no target: the limit unsorted)", label) in targets
     [versus] = [c for c in data["summary"] if c["target"] == "service sentences/s vs the reference engine's ≥ 1.8"]
     assert versus["detail"].startswith(f"{LABELS[1]} vs {LABELS[0]}, concurrency 4") and versus["value"] > 0
     markdown = (results / "smoke.md").read_text()
