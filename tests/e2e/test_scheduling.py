@@ -58,7 +58,14 @@ def test_the_scheduler_metrics_are_on_the_public_port(server):
         ({"Priority": "u=high"}, 400),
         ({"X-Deadline-Ms": "soon"}, 400),
         ({"X-Deadline-Ms": "-5"}, 400),
+        # Found by a hostile-client probe: the first two left the request unanswered for ever (a
+        # ValueError in the middleware: '²' passes str.isdigit, int() takes neither), the third
+        # was answered 504 for an input error.
+        ({"Priority": "u=\xb2"}, 400),
+        ({"Priority": "u=" + "0" * 5000}, 400),
+        ({"X-Deadline-Ms": "0.5"}, 400),
     ],
+    ids=lambda value: repr(value)[:40] if isinstance(value, dict) else str(value),
 )
 def test_priority_and_deadline_headers(server, headers, status):
     response = post(server, CONTRACT_REQUEST, headers=headers)
@@ -115,3 +122,15 @@ def test_a_caller_that_goes_away_has_its_queued_pieces_dropped(server):
     assert generated < total
     # The server is fine afterwards.
     assert post(server, CONTRACT_REQUEST).json() == CONTRACT_RESPONSE
+
+
+@pytest.mark.parametrize(
+    "headers", [{"Priority": "u=9"}, {"Priority": "u=\xb2"}, {"X-Deadline-Ms": "abc"}, {"X-Deadline-Ms": "0"}]
+)
+def test_detection_refuses_the_bad_headers_every_route_refuses(server, headers):
+    # /libretranslate/detect never queues for the model, but it took any value of these headers.
+    response = requests.post(
+        f"{server.url}/libretranslate/detect", json={"q": "Hello, how are you?"}, headers=headers, timeout=30
+    )
+    assert response.status_code == 400, response.text
+    assert next(iter(headers)) in response.json()["error"]

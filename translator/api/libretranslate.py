@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from translator.api.auth import api_keys, bearer_token, keys_problem
 from translator.api.disconnect import CallerGone
 from translator.api.handler import RequestHandler
+from translator.api.request_options import deadline_ms_of, priority_of
 from translator.contract import limits
 from translator.contract.errors import (
     ClientClosed,
@@ -251,6 +252,10 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
 async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
     params = await read_params(request)
     _check_key(params, request)
+    # Detection runs here, never queued for the model: the headers change nothing, but a bad one is
+    # refused as on every other route (docs/api.md).
+    priority_of(request.headers)
+    deadline_ms_of(request.headers)
     texts, _ = _text_list(params)
     fmt = params.get("format") or "text"
     # The native limits, checked before anything is parsed; the parsing and scoring in a thread.

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from translator.contract.errors import InvalidRequest
@@ -17,6 +18,7 @@ from translator.contract.protocol import Priority
 PRIORITY_HEADER = "priority"
 DEADLINE_HEADER = "x-deadline-ms"
 BULK_URGENCY = 5
+_URGENCY = re.compile(r"[0-9]{1,15}")
 # An hour: far beyond any HTTP timeout on the way; a larger value is a mistake, not a wish.
 MAX_DEADLINE_MS = 3_600_000
 
@@ -30,7 +32,9 @@ def priority_of(headers: Mapping[str, str]) -> Priority:
         key, _, raw = item.strip().partition("=")
         if key.strip() == "u":
             raw = raw.strip()
-            if not (raw.isdigit() and 0 <= int(raw) <= 7):
+            # ASCII digits, as RFC 8941 integers are: str.isdigit() also takes '²', which int()
+            # refuses, and a header of thousands of digits would meet int()'s own limit.
+            if not (_URGENCY.fullmatch(raw) and int(raw) <= 7):
                 raise InvalidRequest(
                     f"header Priority: urgency must be u=0..7 (RFC 9218), not {raw[:20]!r}", field="Priority"
                 )
@@ -48,7 +52,8 @@ def deadline_ms_of(headers: Mapping[str, str]) -> float | None:
         deadline = float(value)
     except ValueError:
         deadline = float("nan")
-    if not (0 < deadline <= MAX_DEADLINE_MS):
+    # From 1 ms, as the message says: 0.5 ms was taken and answered 504, for an input error.
+    if not (1 <= deadline <= MAX_DEADLINE_MS):
         raise InvalidRequest(
             f"header X-Deadline-Ms: must be a number of milliseconds between 1 and {MAX_DEADLINE_MS}, "
             f"not {value[:20]!r}",
