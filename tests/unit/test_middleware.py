@@ -394,16 +394,20 @@ def test_a_trickling_client_reads_the_408_and_is_disconnected(uvicorn_url):
     assert json.loads(body)["error"] == "request body did not arrive within 0.5 s"
 
 
-def test_bodies_arriving_at_once_are_bounded_in_bytes_per_worker():
-    # Admission no longer bounds bodies still arriving: their reserved bytes do.
+def test_bodies_arriving_at_once_are_bounded_in_bytes_received_per_worker():
+    # Admission does not bound bodies still arriving: the bytes received of them do.
     async def scenario() -> None:
         middleware = EdgeMiddleware(echo_app, max_arriving_bytes=100)
         more = asyncio.Event()
+        first = True
 
         async def slow_receive():
-            if not more.is_set():
-                await more.wait()
-            return {"type": "http.request", "body": b"x" * 80, "more_body": False}
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": b"x" * 80, "more_body": True}
+            await more.wait()
+            return {"type": "http.request", "body": b"", "more_body": False}
 
         sent: list[dict] = []
 
@@ -416,7 +420,9 @@ def test_bodies_arriving_at_once_are_bounded_in_bytes_per_worker():
 
         slow = asyncio.ensure_future(middleware(scope(80), slow_receive, send))
         await asyncio.sleep(0.02)
-        for length in (50, None):  # 80 + 50 > 100; chunked reserves the whole byte limit
+        assert middleware._arriving == 80
+        # 80 received + 50 declared > 100: refused before reading; chunked, refused as it arrives.
+        for length in (50, None):
             refused = Client(b"y" * 50)
             await middleware(scope(length), refused.receive, refused.send)
             assert refused.status == 429 and "arriving" in refused.answer()["error"]
@@ -430,3 +436,105 @@ def test_bodies_arriving_at_once_are_bounded_in_bytes_per_worker():
         assert after.status == 200 and middleware._arriving == 0
 
     asyncio.run(scenario())
+
+
+def test_connections_that_send_headers_and_no_body_take_no_arriving_bytes():
+    # Charged as declared, 200 connections announcing 4 MiB bodies and sending nothing kept every
+    # other client out (429) until their 408, 60 s later, and could reconnect at once.
+    async def scenario() -> None:
+        middleware = EdgeMiddleware(echo_app, max_arriving_bytes=10 * limits.MAX_BODY_BYTES)
+        declared = [(b"content-length", str(limits.MAX_BODY_BYTES).encode())]
+        chunked = [(b"transfer-encoding", b"chunked")]
+
+        async def nothing():
+            await asyncio.sleep(3600)  # headers sent, and not one byte of the body
+
+        silent = [
+            asyncio.ensure_future(
+                middleware(
+                    {"type": "http", "method": "POST", "path": "/translation", "headers": headers},
+                    nothing,
+                    Client(b"").send,
+                )
+            )
+            for headers in [declared, chunked] * 100
+        ]
+        await asyncio.sleep(0.05)
+        normal = Client(b"n" * 5000)
+        await middleware(
+            {"type": "http", "method": "POST", "path": "/translation", "headers": [(b"content-length", b"5000")]},
+            normal.receive,
+            normal.send,
+        )
+        assert normal.status == 200
+        for task in silent:
+            task.cancel()
+        await asyncio.gather(*silent, return_exceptions=True)
+        assert middleware._arriving == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_body_cut_short_by_a_disconnect_never_reaches_the_app():
+    called = []
+
+    async def app(scope, receive, send):
+        called.append(scope)
+
+    messages = [
+        {"type": "http.request", "body": b'{"payload": {}}', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive():
+        return messages.pop(0)
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    middleware = EdgeMiddleware(app, admission=fresh_admission(2))
+    asyncio.run(middleware({"type": "http", "method": "POST", "path": "/translation", "headers": []}, receive, send))
+    assert not called and not sent and middleware._arriving == 0
+
+
+def test_the_slot_is_given_back_when_the_answer_is_ready_and_an_unread_answer_times_out():
+    # A client that never reads its answer (uvicorn's send then waits for it for ever) kept its
+    # admission slot as long as it kept the connection: 256 such clients locked everyone out.
+    async def scenario() -> None:
+        admission = fresh_admission(1)
+        middleware = EdgeMiddleware(echo_app, admission=admission, send_timeout_s=0.3)
+        held: list[int] = []
+
+        async def never_read(message):
+            held.append(admission.in_flight())
+            if message["type"] == "http.response.body":
+                await asyncio.sleep(3600)  # the client does not read: flow control blocks here
+
+        stuck = Client(b"big answer")
+        started = time.monotonic()
+        scope = {"type": "http", "method": "POST", "path": "/translation", "headers": []}
+        await asyncio.wait_for(middleware(scope, stuck.receive, never_read), 5)
+        assert time.monotonic() - started < 2  # the send timed out; the connection is left to close
+        assert held == [0, 0]  # the answer started and its body was sent with the slot given back
+        after = Client(b"next")
+        await middleware(scope, after.receive, after.send)
+        assert after.status == 200 and admission.in_flight() == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_failure_of_the_middleware_itself_is_answered_never_left_hanging(monkeypatch):
+    # A Priority of u=² once raised a ValueError from the middleware's forecast check: the client
+    # waited without an answer. Whatever fails there now gets a JSON 500 and a closed connection.
+    middleware = EdgeMiddleware(echo_app)
+
+    def broken(scope):
+        raise ValueError("an unforeseen header")
+
+    monkeypatch.setattr(middleware, "_forecast_late", broken)
+    client = Client(b"{}")
+    client.run(middleware)
+    assert client.status == 500 and (b"connection", b"close") in client.sent[0][0]["headers"]
+    assert client.answer() == {"error": "internal error before the request was handled"}

@@ -4,7 +4,9 @@
   without one costs no read and no admission slot;
 - admission (429 + Retry-After), decided before the body is read and held only from the moment
   the body is complete: a client trickling bytes never holds a slot that every worker shares;
-- a request-body byte limit (BentoML reads any body whole into memory) and time limit (408);
+- a request-body byte limit (BentoML reads any body whole into memory) and time limit (408),
+  and a time limit on delivering the answer: a client that does not read its answer holds neither
+  an admission slot (given back once the answer is ready) nor the connection for long;
 - error bodies as JSON objects that name the problem: BentoML answers its own 4xx with a JSON
   list, pydantic failures with a generic title, and unknown routes with plain text;
 - the LibreTranslate-compatible API (translator/api/libretranslate.py) also takes forms, and
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import urllib.parse
 from collections.abc import Awaitable, Callable
@@ -37,6 +40,8 @@ from translator.contract.errors import (
     validation_message,
 )
 
+logger = logging.getLogger(__name__)
+
 Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Any]
@@ -55,8 +60,10 @@ class EdgeMiddleware:
         engine_load: LoadReader | None = None,
         refusal_hold_s: float = limits.REFUSAL_HOLD_S,
         held_refusals_max: int = limits.HELD_REFUSALS_MAX,
+        send_timeout_s: float = limits.SEND_TIMEOUT_S,
     ) -> None:
         self.app = app
+        self.send_timeout_s = send_timeout_s
         # The engine's forecast of its queue: what it would refuse is refused here, unread, and
         # after a pause (limits.REFUSAL_HOLD_S says why).
         self.engine_load = engine_load
@@ -72,7 +79,7 @@ class EdgeMiddleware:
                 keys, self.keys_problem = None, str(exc)
         self.keys = keys
         self.max_arriving_bytes = max_arriving_bytes
-        self._arriving = 0  # bytes reserved by the bodies this worker is reading now
+        self._arriving = 0  # bytes received of the bodies this worker is reading now
         self.max_body_bytes = max_body_bytes
         # Admission control for the whole server (all workers): beyond it, a fast 429 rather than
         # an ever longer queue.
@@ -83,6 +90,29 @@ class EdgeMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._http(scope, receive, tracked)
+        except _AnswerNotTaken as exc:
+            # The client stopped reading its answer: the connection is closed (uvicorn closes one
+            # whose response is left incomplete), the slot was given back when the answer was ready.
+            logger.warning("%s %s: %s; closing the connection", scope["method"], scope.get("path"), exc)
+        except Exception:
+            # Never an unanswered request: a failure of this middleware's own (a header it could not
+            # read, say) is logged and answered, where the server would otherwise leave the client
+            # waiting without a word.
+            logger.exception("%s %s failed before an answer", scope["method"], scope.get("path"))
+            if started:
+                raise
+            await _send_json(send, 500, {"error": "internal error before the request was handled"}, _CLOSE)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         compatible_path = normalized_path(scope.get("path", ""))
         if compatible_path is not None and compatible_path != scope["path"]:
             # Clients join a base URL and a path naively: answer, do not redirect (not all follow).
@@ -129,37 +159,55 @@ class EdgeMiddleware:
                     self._held -= 1
             await _refuse(send, receive, late.status, late.body(), _header_pairs(late.headers()))
             return
-        reserved = self.max_body_bytes if declared is None else declared
-        if self._arriving + reserved > self.max_arriving_bytes:
-            message = "too many request bodies arriving at once; retry later"
-            await _refuse(send, receive, 429, {"error": message})
+        if declared is not None and self._arriving + declared > self.max_arriving_bytes:
+            await _refuse(send, receive, 429, {"error": _CROWDED})
             return
-        self._arriving += reserved
+        read = _BodyRead()
         try:
-            body, ended = await asyncio.wait_for(self._read_body(receive), self.body_timeout_s)
+            await asyncio.wait_for(self._read_body(receive, read), self.body_timeout_s)
         except TimeoutError:
             # Not lingering: a client this slow would hold the connection as long again.
             timeout = RequestTimeout(self.body_timeout_s)
-            await _send_json(send, timeout.status, timeout.body(), [(b"connection", b"close")])
+            await _send_json(send, timeout.status, timeout.body(), _CLOSE)
             return
         finally:
-            self._arriving -= reserved
-        if body is None:
+            self._arriving -= read.charged
+        if read.gone:
+            return  # the client left mid-body: what arrived is not a request to act on
+        if read.crowded:
+            await _refuse(send, receive if not read.ended else None, 429, {"error": _CROWDED})
+            return
+        if read.too_large:
             error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
-            await _refuse(send, receive if not ended else None, error.status, error.body())
+            await _refuse(send, receive if not read.ended else None, error.status, error.body())
             return
-        app = _ErrorRewriter(send, scope["method"])
+        body = b"".join(read.chunks)
+        answer = _ErrorRewriter(_timed(send, self.send_timeout_s), scope["method"])
         if self.admission is None:
-            await self.app(scope, _replay(body, receive), app)
+            await self.app(scope, _replay(body, receive), answer)
             return
-        # The slot is taken once the body is complete, and held until the answer is sent.
+        # The slot is taken once the body is complete and given back once the answer is ready:
+        # neither a slow upload nor a client that does not read its answer holds one.
         if not self.admission.try_acquire():
             await _refuse(send, None, 429, self._too_many())
             return
+        admission, held = self.admission, True
+
+        def give_back() -> None:
+            nonlocal held
+            if held:
+                held = False
+                admission.release()
+
+        async def answering(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                give_back()
+            await answer(message)
+
         try:
-            await self.app(scope, _replay(body, receive), app)
+            await self.app(scope, _replay(body, receive), answering)
         finally:
-            self.admission.release()
+            give_back()
 
     def _forecast_late(self, scope: Scope) -> Unavailable | None:
         """The engine's refusal of this request, when its forecast says it would refuse it: a
@@ -185,22 +233,67 @@ class EdgeMiddleware:
         assert self.admission is not None
         return {"error": f"too many requests in flight (limit {self.admission.limit}); retry later"}
 
-    async def _read_body(self, receive: Receive) -> tuple[bytes | None, bool]:
-        """(the whole body, or None when it is larger than the limit; whether its end was read)."""
-        chunks: list[bytes] = []
+    async def _read_body(self, receive: Receive, read: _BodyRead) -> None:
+        """Read the body into `read`, each chunk charged to the bytes this worker is receiving:
+        past that bound the read stops (`crowded`), as it does past the body limit (`too_large`).
+        Bytes are charged as they arrive, not as declared: a connection that sends its headers and
+        nothing more takes none of the bound from the clients that do send."""
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                return b"".join(chunks), True
+                read.gone = read.ended = True
+                return
             chunk = message.get("body", b"")
             size += len(chunk)
-            ended = not message.get("more_body", False)
+            read.ended = not message.get("more_body", False)
             if size > self.max_body_bytes:
-                return None, ended
-            chunks.append(chunk)
-            if ended:
-                return b"".join(chunks), True
+                read.too_large = True
+                return
+            if self._arriving + len(chunk) > self.max_arriving_bytes:
+                read.crowded = True
+                return
+            self._arriving += len(chunk)
+            read.charged += len(chunk)
+            read.chunks.append(chunk)
+            if read.ended:
+                return
+
+
+class _BodyRead:
+    """A request body as far as it was read, and why the read stopped."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.charged = 0  # bytes counted in the worker's arriving bytes
+        self.ended = False  # its last byte was read
+        self.gone = False  # the client disconnected before the end
+        self.too_large = False
+        self.crowded = False
+
+
+class _AnswerNotTaken(Exception):
+    """The client did not take a part of its answer within the send time limit."""
+
+
+def _timed(send: Send, timeout_s: float) -> Send:
+    """`send`, with each part of a response body bounded in time: uvicorn's send waits while the
+    client does not read (flow control), for ever."""
+
+    async def timed(message: Message) -> None:
+        if message["type"] != "http.response.body":
+            await send(message)
+            return
+        try:
+            await asyncio.wait_for(send(message), timeout_s)
+        except TimeoutError:
+            raise _AnswerNotTaken(f"the client took no part of its answer within {timeout_s:.0f} s") from None
+
+    return timed
+
+
+_CLOSE = [(b"connection", b"close")]
+_CROWDED = "too many request bodies arriving at once; retry later"
 
 
 # After an early refusal (413, 415, 429) the rest of the body is still arriving. Closing then makes

@@ -14,9 +14,15 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 # 1 Mbit/s takes 34 s.
 BODY_TIMEOUT_S = 60.0
 # Bodies are read before their request is admitted (a slow upload must not hold an admission
-# slot), so the bytes they may take while arriving are bounded apart, per API worker: each body
-# reserves its Content-Length (the byte limit when chunked) until read; beyond this, 429.
+# slot), so the bytes they may take while arriving are bounded apart, per API worker: the bytes
+# received of the bodies being read, each counted as it arrives (a declared Content-Length that
+# would not fit is refused before reading); beyond this, 429. Counted as declared instead, 200
+# connections that sent headers for 4 MiB bodies and nothing more kept everyone else out for 60 s.
 MAX_ARRIVING_BODY_BYTES = 64 * MAX_BODY_BYTES
+# Each part of an answer must be taken by the client within this many seconds, else the
+# connection is closed; the admission slot was given back when the answer was ready. Without it, a
+# client that never read a 3 MB answer kept its slot for as long as it kept the connection open.
+SEND_TIMEOUT_S = 60.0
 # A request refused from the engine's forecast (translator/contract/engine_load.py) gets its 503
 # after this long (or its Retry-After, if sooner): a client that ignores Retry-After and sends again
 # at once would otherwise spin, taking the API workers' CPU from the model however cheap each
