@@ -3,6 +3,7 @@ the API workers make from it (translator/api/middleware.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 
@@ -98,6 +99,33 @@ def test_the_middleware_refuses_what_the_engine_forecasts_late_before_the_app_se
     assert run_app(middleware, body, [json_type, (b"priority", b"u=99")])[0] == 200
     publisher.publish(IDLE, 60.0)
     assert run_app(middleware, body, [json_type, (b"priority", b"u=7")])[0] == 200
+    publisher.close()
+
+
+def test_routes_that_never_reach_the_engine_are_not_refused_from_its_forecast(tmp_path):
+    # /libretranslate/detect answers in the API worker: a busy engine is no reason to refuse it.
+    base = tmp_path / "engine-load"
+    publisher = LoadPublisher(base)
+    publisher.publish(BUSY, 60.0)
+    middleware = EdgeMiddleware(echo_app, engine_load=LoadReader(base), refusal_hold_s=0.0)
+    headers = [(b"content-type", b"application/json"), (b"priority", b"u=7")]
+
+    def status(path: str) -> int:
+        sent: list[dict] = []
+        messages = iter([{"type": "http.request", "body": b'{"q": "Hello"}', "more_body": False}])
+
+        async def receive():
+            return next(messages)
+
+        async def send(message):
+            sent.append(message)
+
+        asyncio.run(middleware({"type": "http", "method": "POST", "path": path, "headers": headers}, receive, send))
+        return sent[0]["status"]
+
+    assert status("/libretranslate/detect") == 200
+    assert status("/libretranslate/translate") == 503
+    assert status("/translation") == 503
     publisher.close()
 
 

@@ -499,28 +499,44 @@ def test_a_body_cut_short_by_a_disconnect_never_reaches_the_app():
     assert not called and not sent and middleware._arriving == 0
 
 
-def test_the_slot_is_given_back_when_the_answer_is_ready_and_an_unread_answer_times_out():
+def test_the_slot_is_given_back_when_the_answer_is_ready_and_an_unread_answer_is_counted_until_the_client_goes():
     # A client that never reads its answer (uvicorn's send then waits for it for ever) kept its
     # admission slot as long as it kept the connection: 256 such clients locked everyone out.
     async def scenario() -> None:
         admission = fresh_admission(1)
-        middleware = EdgeMiddleware(echo_app, admission=admission, send_timeout_s=0.3)
+        middleware = EdgeMiddleware(echo_app, admission=admission, send_timeout_s=0.2, max_untaken_bytes=15)
         held: list[int] = []
+        gone = asyncio.Event()
 
         async def never_read(message):
             held.append(admission.in_flight())
             if message["type"] == "http.response.body":
                 await asyncio.sleep(3600)  # the client does not read: flow control blocks here
 
-        stuck = Client(b"big answer")
-        started = time.monotonic()
+        body = iter([{"type": "http.request", "body": b"a big answer", "more_body": False}])
+
+        async def stuck_receive():
+            if (message := next(body, None)) is not None:
+                return message
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
         scope = {"type": "http", "method": "POST", "path": "/translation", "headers": []}
-        await asyncio.wait_for(middleware(scope, stuck.receive, never_read), 5)
-        assert time.monotonic() - started < 2  # the send timed out; the connection is left to close
-        assert held == [0, 0]  # the answer started and its body was sent with the slot given back
+        stuck = asyncio.ensure_future(middleware(scope, stuck_receive, never_read))
+        await asyncio.sleep(0.5)  # past the send time limit
+        assert held == [0, 0]  # the answer started, and its body was sent, with the slot given back
+        assert not stuck.done() and middleware._untaken == len(b"a big answer")
         after = Client(b"next")
         await middleware(scope, after.receive, after.send)
-        assert after.status == 200 and admission.in_flight() == 0
+        assert after.status == 200 and admission.in_flight() == 0  # under the bound: served
+        middleware._untaken += 10  # past it (15 bytes): refused until the client goes
+        refused = Client(b"refused")
+        await middleware(scope, refused.receive, refused.send)
+        assert refused.status == 429 and "not read" in refused.answer()["error"]
+        middleware._untaken -= 10
+        gone.set()
+        await asyncio.wait_for(stuck, 5)
+        assert middleware._untaken == 0
 
     asyncio.run(scenario())
 

@@ -38,6 +38,7 @@ from translator.text.langdetect import AUTO, DETECTABLE, UNDETERMINED, detector_
 from translator.text.plan import FORMATS, language_text, record_tokens
 
 PREFIX = "/libretranslate"
+TRANSLATE_PATH = f"{PREFIX}/translate"
 # Codes LibreTranslate clients send for languages M2M100 names otherwise: LibreTranslate's own
 # `zt` (traditional Chinese) and `pb` (Brazilian Portuguese), and retired or 3-letter ISO codes.
 ALIASES = {"zt": "zh", "pb": "pt", "iw": "he", "in": "id", "ji": "yi", "jw": "jv", "nb": "no", "nn": "no"}
@@ -305,7 +306,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         raise Unavailable("the translation engine is not ready; retry later")
 
     return [
-        Route(f"{PREFIX}/translate", answering(translate), methods=["POST", "OPTIONS"]),
+        Route(TRANSLATE_PATH, answering(translate), methods=["POST", "OPTIONS"]),
         Route(f"{PREFIX}/detect", answering(detect), methods=["POST", "OPTIONS"]),
         Route(f"{PREFIX}/languages", answering(languages), methods=["GET", "POST", "OPTIONS"]),
         Route(f"{PREFIX}/frontend/settings", answering(frontend_settings), methods=["GET", "OPTIONS"]),

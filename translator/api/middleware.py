@@ -5,8 +5,9 @@
 - admission (429 + Retry-After), decided before the body is read and held only from the moment
   the body is complete: a client trickling bytes never holds a slot that every worker shares;
 - a request-body byte limit (BentoML reads any body whole into memory) and time limit (408),
-  and a time limit on delivering the answer: a client that does not read its answer holds neither
-  an admission slot (given back once the answer is ready) nor the connection for long;
+  and a time limit on each part of the answer: a client that does not read its answer holds no
+  admission slot (given back once the answer is ready), and what it was sent is counted until it
+  goes, new requests refused past a bound;
 - error bodies as JSON objects that name the problem: BentoML answers its own 4xx with a JSON
   list, pydantic failures with a generic title, and unknown routes with plain text;
 - the LibreTranslate-compatible API (translator/api/libretranslate.py) also takes forms, and
@@ -26,7 +27,7 @@ from typing import Any
 
 from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys
-from translator.api.libretranslate import normalized_path
+from translator.api.libretranslate import TRANSLATE_PATH, normalized_path
 from translator.api.request_options import priority_of
 from translator.config import ConfigError
 from translator.contract import limits
@@ -61,9 +62,12 @@ class EdgeMiddleware:
         refusal_hold_s: float = limits.REFUSAL_HOLD_S,
         held_refusals_max: int = limits.HELD_REFUSALS_MAX,
         send_timeout_s: float = limits.SEND_TIMEOUT_S,
+        max_untaken_bytes: int = limits.MAX_UNTAKEN_ANSWER_BYTES,
     ) -> None:
         self.app = app
         self.send_timeout_s = send_timeout_s
+        self.max_untaken_bytes = max_untaken_bytes
+        self._untaken = 0  # bytes of answers their clients stopped reading, still held
         # The engine's forecast of its queue: what it would refuse is refused here, unread, and
         # after a pause (limits.REFUSAL_HOLD_S says why).
         self.engine_load = engine_load
@@ -90,27 +94,35 @@ class EdgeMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        answer = _TimedAnswer(send, self.send_timeout_s)
         try:
-            await self._http(scope, receive, tracked)
-        except _AnswerNotTaken as exc:
-            # The client stopped reading its answer: the connection is closed (uvicorn closes one
-            # whose response is left incomplete), the slot was given back when the answer was ready.
-            logger.warning("%s %s: %s; closing the connection", scope["method"], scope.get("path"), exc)
-        except Exception:
-            # Never an unanswered request: a failure of this middleware's own (a header it could not
-            # read, say) is logged and answered, where the server would otherwise leave the client
-            # waiting without a word.
-            logger.exception("%s %s failed before an answer", scope["method"], scope.get("path"))
-            if started:
+            try:
+                await self._http(scope, receive, answer.send)
+            except _AnswerNotTaken:
                 raise
-            await _send_json(send, 500, {"error": "internal error before the request was handled"}, _CLOSE)
+            except Exception as exc:
+                if isinstance(exc, ExceptionGroup) and exc.subgroup(_AnswerNotTaken) is not None:
+                    raise _AnswerNotTaken(str(exc)) from exc  # raised in a task group of the app
+
+                # Never an unanswered request: a failure of this middleware's own (a header it could
+                # not read, say) is logged and answered, where the server would otherwise leave the
+                # client waiting without a word.
+                logger.exception("%s %s failed before an answer", scope["method"], scope.get("path"))
+                if answer.started:
+                    raise
+                await _send_json(answer.send, 500, {"error": "internal error before the request was handled"}, _CLOSE)
+        except _AnswerNotTaken as exc:
+            # The client does not read its answer. Closing cannot free what it was sent: uvicorn's
+            # close waits for the unread bytes to leave, for as long as the client keeps the socket
+            # open. So the request stays here, its bytes counted (new requests are refused past a
+            # bound), until the client goes.
+            logger.warning("%s %s: %s; holding it until the client goes", scope["method"], scope.get("path"), exc)
+            self._untaken += answer.body_bytes
+            try:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+            finally:
+                self._untaken -= answer.body_bytes
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         compatible_path = normalized_path(scope.get("path", ""))
@@ -124,6 +136,9 @@ class EdgeMiddleware:
         # What the headers decide is decided before the body is read: those refusals cost no read
         # and no parse, and none of them holds an admission slot while the rest of the body is
         # discarded.
+        if self._untaken > self.max_untaken_bytes:
+            await _refuse(send, receive, 429, {"error": "too many answers not read by their clients; retry later"})
+            return
         if self.keys_problem is not None:
             message = "this server's API keys are misconfigured (its log says how); retry later"
             await _refuse(send, receive, 503, {"error": message})
@@ -150,7 +165,7 @@ class EdgeMiddleware:
         if self.admission is not None and self.admission.full():
             await _refuse(send, receive, 429, self._too_many())
             return
-        if (late := self._forecast_late(scope)) is not None:
+        if scope["path"] in _ENGINE_ROUTES and (late := self._forecast_late(scope)) is not None:
             if self._held < self.held_refusals_max:
                 self._held += 1
                 try:
@@ -182,7 +197,7 @@ class EdgeMiddleware:
             await _refuse(send, receive if not read.ended else None, error.status, error.body())
             return
         body = b"".join(read.chunks)
-        answer = _ErrorRewriter(_timed(send, self.send_timeout_s), scope["method"])
+        answer = _ErrorRewriter(send, scope["method"])
         if self.admission is None:
             await self.app(scope, _replay(body, receive), answer)
             return
@@ -276,23 +291,29 @@ class _AnswerNotTaken(Exception):
     """The client did not take a part of its answer within the send time limit."""
 
 
-def _timed(send: Send, timeout_s: float) -> Send:
-    """`send`, with each part of a response body bounded in time: uvicorn's send waits while the
-    client does not read (flow control), for ever."""
+class _TimedAnswer:
+    """A response's `send`, each message bounded in time (uvicorn's send waits, for ever, while the
+    client does not read), with what went out counted."""
 
-    async def timed(message: Message) -> None:
-        if message["type"] != "http.response.body":
-            await send(message)
-            return
+    def __init__(self, send: Send, timeout_s: float) -> None:
+        self._send = send
+        self.timeout_s = timeout_s
+        self.started = False
+        self.body_bytes = 0
+
+    async def send(self, message: Message) -> None:
+        self.started = self.started or message["type"] == "http.response.start"
+        self.body_bytes += len(message.get("body", b""))
         try:
-            await asyncio.wait_for(send(message), timeout_s)
+            async with asyncio.timeout(self.timeout_s):
+                await self._send(message)
         except TimeoutError:
-            raise _AnswerNotTaken(f"the client took no part of its answer within {timeout_s:.0f} s") from None
-
-    return timed
+            raise _AnswerNotTaken(f"the client took no part of its answer within {self.timeout_s:.0f} s") from None
 
 
 _CLOSE = [(b"connection", b"close")]
+# The routes whose requests queue for the model: only those are refused from the engine's forecast.
+_ENGINE_ROUTES = frozenset({"/translation", TRANSLATE_PATH})
 _CROWDED = "too many request bodies arriving at once; retry later"
 
 

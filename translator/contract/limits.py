@@ -19,10 +19,13 @@ BODY_TIMEOUT_S = 60.0
 # would not fit is refused before reading); beyond this, 429. Counted as declared instead, 200
 # connections that sent headers for 4 MiB bodies and nothing more kept everyone else out for 60 s.
 MAX_ARRIVING_BODY_BYTES = 64 * MAX_BODY_BYTES
-# Each part of an answer must be taken by the client within this many seconds, else the
-# connection is closed; the admission slot was given back when the answer was ready. Without it, a
-# client that never read a 3 MB answer kept its slot for as long as it kept the connection open.
+# Each part of an answer must be taken by the client within this many seconds; the admission slot
+# was given back when the answer was ready (a client that never read a 3 MB answer kept its slot for
+# as long as it kept the connection open). Past it, the request stays in its API worker until the
+# client goes, since closing would not free the unread bytes (uvicorn's close waits for them to
+# leave): their bytes are counted, and past MAX_UNTAKEN_ANSWER_BYTES per worker new requests get 429.
 SEND_TIMEOUT_S = 60.0
+MAX_UNTAKEN_ANSWER_BYTES = 64 * MAX_BODY_BYTES
 # A request refused from the engine's forecast (translator/contract/engine_load.py) gets its 503
 # after this long (or its Retry-After, if sooner): a client that ignores Retry-After and sends again
 # at once would otherwise spin, taking the API workers' CPU from the model however cheap each
