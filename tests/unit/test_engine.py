@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixture.build import load_corpus, sentence_pairs
+from fixture.engines import SAMPLE_STRIDES
 from translator.config import Engine, Generation
 from translator.contract.protocol import Piece
 from translator.engine.translator import Translator
@@ -18,6 +19,9 @@ SPECIAL = re.compile(r"__[a-z]{2,3}__|<s>|</s>|<pad>|<unk>|madeupword")
 
 
 # Every backend and precision the engine runs on a CPU; each test below runs on all of them.
+# Samples of the corpus translated in one call: the fixture's build checks exactly these batches.
+ONE_IN_FIVE, ONE_IN_SEVEN = SAMPLE_STRIDES
+
 ENGINES = [
     pytest.param(("transformers", "float32"), id="transformers-float32"),
     pytest.param(("transformers", "int8"), id="transformers-int8"),
@@ -76,7 +80,7 @@ def test_contract_example_both_directions(translator):
 
 
 def test_item_alone_equals_item_in_a_mixed_batch(translator, pairs):
-    batch = pieces_of(pairs[::7])
+    batch = pieces_of(pairs[::ONE_IN_SEVEN])
     together = [r.text for r in translator.translate(batch)]
     alone = [translator.translate([piece])[0].text for piece in batch]
     assert together == alone
@@ -86,7 +90,7 @@ def test_item_alone_equals_item_in_a_mixed_batch(translator, pairs):
 def test_greedy_is_exact_too(make, pairs):
     greedy = make(Generation(num_beams=1))
     assert greedy.num_beams == 1
-    sample = pairs[::5]
+    sample = pairs[::ONE_IN_FIVE]
     assert [r.text for r in greedy.translate(pieces_of(sample))] == [ref for *_, ref in sample]
 
 
