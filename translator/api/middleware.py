@@ -34,6 +34,7 @@ from translator.contract import limits
 from translator.contract.engine_load import LoadReader
 from translator.contract.errors import (
     RETRY_AFTER_SECONDS,
+    ClientClosed,
     PayloadTooLarge,
     RequestTimeout,
     TranslationError,
@@ -188,7 +189,12 @@ class EdgeMiddleware:
         finally:
             self._arriving -= read.charged
         if read.gone:
-            return  # the client left mid-body: what arrived is not a request to act on
+            # The client left mid-body: what arrived is not a request to act on. Still answered (into
+            # the void: uvicorn drops it), since BentoML's middlewares around this one wait for a
+            # response: returning without one left an API worker unable to shut down.
+            gone = ClientClosed("the client closed the connection before the end of its body")
+            await _send_json(send, gone.status, gone.body(), _CLOSE)
+            return
         if read.crowded:
             await _refuse(send, receive if not read.ended else None, 429, {"error": _CROWDED})
             return
