@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench import workload
+from bench.report import ARRIVAL_ORDER
 from bench.tokens import generated_tokens, outputs_path, write_outputs
 from translator.config import load_settings
 from translator.contract.protocol import Piece
@@ -102,7 +103,7 @@ def run(
 
 def scenario(order: str) -> str | None:
     """The result row's scenario: none for the limit, `arrival-order` for the unsorted batches."""
-    return None if order == "sorted" else f"{order}-order"
+    return None if order == "sorted" else ARRIVAL_ORDER
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 SYSTEMS = ("offline", "service", "baseline")
+# The scenario of the offline row cut from the stream unsorted (bench/offline.py, `scenario`).
+ARRIVAL_ORDER = "arrival-order"
 TARGET_CONCURRENCY = 32
 
 # (column, header) of the markdown table, in order.
@@ -82,23 +84,21 @@ def _find(
     return None
 
 
-def offline_full_batch(rows: Sequence[dict], max_batch_size: int) -> dict | None:
-    candidates = [
-        r for r in rows if r["system"] == "offline" and r["batch_size"] == max_batch_size and not r.get("scenario")
-    ]
-    return candidates[0] if candidates else None
-
-
-def offline_arrival_order(rows: Sequence[dict], max_batch_size: int) -> dict | None:
-    """Full batches cut from the stream unsorted (bench/offline.py, `arrival` order)."""
+def offline_row(rows: Sequence[dict], batch_size: int, scenario: str | None = None) -> dict | None:
+    """The offline limit at `batch_size`: length-sorted (no scenario), or cut from the stream
+    unsorted (`arrival-order`, bench/offline.py)."""
     return next(
         (
             r
             for r in rows
-            if r["system"] == "offline" and r["batch_size"] == max_batch_size and r.get("scenario") == "arrival-order"
+            if r["system"] == "offline" and r["batch_size"] == batch_size and r.get("scenario") == scenario
         ),
         None,
     )
+
+
+def offline_full_batch(rows: Sequence[dict], max_batch_size: int) -> dict | None:
+    return offline_row(rows, max_batch_size)
 
 
 def engines(rows: Sequence[dict], meta: dict) -> list[str]:
@@ -209,7 +209,7 @@ def engine_summary(rows: Sequence[dict], meta: dict) -> list[dict]:
             )
             versus_offline = _ratio(service["sentences_per_s"], offline_rate)
             check("service / offline sentences/s ≥ 0.9", versus_offline, 0.9, True, where)
-            arrival = offline_arrival_order(rows, max_batch)
+            arrival = offline_row(rows, max_batch, ARRIVAL_ORDER)
             if arrival is not None and conc <= max_batch:
                 # No target: with no more pieces than a batch holds, the service cannot sort them;
                 # this is the limit of what it can batch, and the gap to it is the service's own cost.
@@ -239,9 +239,7 @@ def engine_summary(rows: Sequence[dict], meta: dict) -> list[dict]:
             }
         )
     single = _find(rows, "service", 1, 1)
-    offline_one = next(
-        (r for r in rows if r["system"] == "offline" and r["batch_size"] == 1 and not r.get("scenario")), None
-    )
+    offline_one = offline_row(rows, 1)
     if single is not None and offline_one is not None:
         check(
             "service (1 client) / offline batch 1 sentences/s ≥ 0.9",
