@@ -203,9 +203,9 @@ class EdgeMiddleware:
             await _refuse(send, receive if not read.ended else None, error.status, error.body())
             return
         body = b"".join(read.chunks)
-        answer = _ErrorRewriter(send, scope["method"])
+        rewriter = _ErrorRewriter(send, scope["method"])
         if self.admission is None:
-            await self.app(scope, _replay(body, receive), answer)
+            await self.app(scope, _replay(body, receive), rewriter)
             return
         # The slot is taken once the body is complete and given back once the answer is ready:
         # neither a slow upload nor a client that does not read its answer holds one.
@@ -223,7 +223,7 @@ class EdgeMiddleware:
         async def answering(message: Message) -> None:
             if message["type"] == "http.response.start":
                 give_back()
-            await answer(message)
+            await rewriter(message)
 
         try:
             await self.app(scope, _replay(body, receive), answering)
