@@ -323,15 +323,15 @@ def test_a_large_request_is_split_off_the_event_loop(monkeypatch, chars, off_the
     import threading
 
     threads: set[int] = set()
-    from translator.text import plan
+    from translator.text import units
 
-    real_split = plan.split_text
+    real_split = units.split_text
 
     def recording_split(*args, **kwargs):
         threads.add(threading.get_ident())
         return real_split(*args, **kwargs)
 
-    monkeypatch.setattr(plan, "split_text", recording_split)
+    monkeypatch.setattr(units, "split_text", recording_split)
     text = ("Life is like a box of chocolates. " * 600)[: chars // 25 if off_the_loop else chars]
     records = [text] * (25 if off_the_loop else 1)
     result = run(payload(*records))

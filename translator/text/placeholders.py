@@ -3,7 +3,7 @@
 Localization tools send strings with placeholders their software fills in later (Weblate's own
 `[X7X]` tokens, printf's `%s` and `%(name)s`, `{name}`, `{{ name }}`, `${name}`); a translation that
 changes one breaks the program that uses it. URLs and e-mail addresses are not words either.
-`translator/text/plan.py` keeps each span found here verbatim: around the model's translation of
+`translator/text/placement.py` keeps each span found here verbatim: around the model's translation of
 the whole sentence when the model copied it, or by translating the text between them otherwise.
 
 Every pattern is linear (no nested quantifiers over the same characters).
