@@ -156,6 +156,11 @@ CLUSTERS = [
     "❤\ufe0f",
     "क्ष",
     "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+    "\u1100\u1161\u11a8",  # Hangul in conjoining jamo
+    "\u0e19\u0e33",  # Thai SARA AM
+    "\uff76\uff9e",  # halfwidth katakana voiced mark
+    "\u0600\u0661",  # prepended Arabic number sign
+    "\u0c95\u0ccd\u0cb7",  # Kannada conjunct
 ]
 MAX_CLUSTER = max(len(c) for c in CLUSTERS)
 

@@ -16,16 +16,14 @@ Guarantees of :func:`split_text` (checked by property tests):
   ``max_chars`` characters.  Two pieces may be adjacent without a separator (CJK
   sentences, which have no spaces between them, and hard cuts).
 * A hard cut (a chunk boundary that is neither at whitespace nor after punctuation)
-  never separates a character from following combining/enclosing/spacing marks or
-  variation selectors, never touches a ZWJ (so ZWJ emoji sequences stay whole),
-  never separates an emoji from its skin-tone modifier or tag characters, never
-  splits a regional-indicator pair (flag), never cuts right after a virama and never
-  splits a surrogate pair.  To do so it backs off at most 32 characters and never
-  to an empty chunk; a cluster that cannot be kept whole that way (one longer than
-  ``max_chars``, or "Zalgo" text) is cut at ``max_chars`` -- the length bound
-  always wins.  This is not full UAX #29 grapheme segmentation (e.g. Hangul jamo
-  sequences and prepended concatenation marks are not treated specially), and
-  cuts at sentence ends or after punctuation do not look at what follows.
+  falls between extended grapheme clusters (UAX #29, the ``regex`` module's ``\\X``:
+  marks, ZWJ emoji sequences, skin tones, flags, tag sequences, Hangul syllables and
+  prepended marks stay whole), and besides never right after a ZWJ or a virama,
+  never before a mark and never inside a surrogate pair.  To do so it backs off at
+  most 32 characters and never to an empty chunk; a cluster that cannot be kept
+  whole that way (one longer than ``max_chars``, or "Zalgo" text) is cut at
+  ``max_chars`` -- the length bound always wins.  Cuts at sentence ends or after
+  punctuation do not look at what follows.
 
 Sentence boundaries come from `sentencex <https://github.com/wikimedia/sentencex>`_
 (Wikimedia's segmenter: terminators of many scripts, abbreviation lists for about
@@ -64,6 +62,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import regex
 import sentencex
 
 __all__ = ["ABBREVIATIONS", "Segmented", "has_letters", "join", "split_text"]
@@ -165,6 +164,8 @@ _LAST_SOFT_CUT_RE = re.compile(
 _LAST_SPACE_RE = re.compile(r"(?s:.*)\S(?=\s)")
 
 _ZWJ = "\u200d"
+# Extended grapheme clusters (UAX #29), which the standard library's `re` does not know.
+_CLUSTER_RE = regex.compile(r"\X")
 # How far a hard cut may back off to keep a cluster whole.  Real clusters (ZWJ
 # family emoji, tag flags, stacked diacritics) are far shorter; the cap keeps
 # "Zalgo" text with thousands of marks linear.
@@ -437,12 +438,7 @@ def _find_cut(text: str, pos: int, limit: int, max_chars: int) -> tuple[int, int
         return space.end(), _skip_whitespace(text, space.end())
     if soft_cut > pos:
         return soft_cut, _skip_whitespace(text, soft_cut)
-    cut = limit
-    floor = max(pos + 1, limit - _MAX_CLUSTER)
-    while cut >= floor and _is_glued(text, cut, pos):
-        cut -= 1
-    if cut < floor:
-        cut = limit  # no cluster boundary within reach: the length bound wins
+    cut = _hard_cut(text, pos, limit)
     return cut, cut
 
 
@@ -451,31 +447,27 @@ def _skip_whitespace(text: str, index: int) -> int:
     return m.end() if m else index
 
 
-def _is_glued(text: str, index: int, floor: int) -> bool:
-    """Whether a cut just before ``text[index]`` would split a character cluster
-    (``floor`` is where the current chunk starts; nothing before it is looked at)."""
+def _hard_cut(text: str, pos: int, limit: int) -> int:
+    """The last grapheme cluster boundary at most ``limit`` and at most _MAX_CLUSTER before it
+    that `_joined` does not veto, else ``limit``.  Clusters are counted from ``pos``, where the
+    chunk starts: flags pair up from there, and nothing before it is looked at."""
+    floor = max(pos + 1, limit - _MAX_CLUSTER)
+    # A slice, not finditer's pos: `regex` counts a run of flags back to the start of the
+    # string it is given, so a wall of flags would cost the whole text at every chunk.
+    ends = [pos + match.end() for match in _CLUSTER_RE.finditer(text[pos : limit + 1])]
+    return next((end for end in reversed(ends) if floor <= end <= limit and not _joined(text, end)), limit)
+
+
+def _joined(text: str, index: int) -> bool:
+    """Whether a cut just before ``text[index]``, where UAX #29 ends a cluster, would still split
+    what a reader sees as one: after a ZWJ (Sinhala's yansaya ``ක්\u200dය``) or a virama (the
+    conjuncts of the scripts the standard leaves out, Kannada's ``ಕ್ಷ``), before a mark (the
+    Myanmar vowel signs the standard lets stand alone) or inside a surrogate pair (only in
+    strings decoded with surrogatepass)."""
     char, prev = text[index], text[index - 1]
-    if char == _ZWJ or prev == _ZWJ:
-        return True
-    # Marks (Mn/Mc/Me, which include variation selectors) attach to what precedes.
-    if unicodedata.category(char)[0] == "M" or unicodedata.combining(char):
-        return True
-    if "\U0001f3fb" <= char <= "\U0001f3ff" or "\U000e0020" <= char <= "\U000e007f":
-        return True  # emoji skin-tone modifier, emoji tag sequence
-    if "\udc00" <= char <= "\udfff" and "\ud800" <= prev <= "\udbff":
-        return True  # surrogate pair (only in strings decoded with surrogatepass)
-    if unicodedata.combining(prev) == 9:
-        return True  # virama: "क्|ष" would break the conjunct
-    if _is_regional_indicator(char) and _is_regional_indicator(prev):
-        # Flags are pairs; a cut inside a run is fine only at an even offset.
-        run = 0
-        i = index - 1
-        while i >= floor and _is_regional_indicator(text[i]):
-            run += 1
-            i -= 1
-        return run % 2 == 1
-    return False
-
-
-def _is_regional_indicator(char: str) -> bool:
-    return "\U0001f1e6" <= char <= "\U0001f1ff"
+    return (
+        prev == _ZWJ
+        or unicodedata.combining(prev) == 9
+        or unicodedata.category(char)[0] == "M"
+        or ("\ud800" <= prev <= "\udbff" and "\udc00" <= char <= "\udfff")
+    )
