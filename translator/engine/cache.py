@@ -19,9 +19,10 @@ import hashlib
 import json
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
+
+from cachetools import LRUCache
 
 from translator.contract.protocol import Piece, PieceResult
 
@@ -49,21 +50,15 @@ class LocalCache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[str, str] = OrderedDict()
+        self._items: LRUCache[str, str] = LRUCache(maxsize=size)
 
     def get(self, key: str) -> str | None:
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
+        return self._items.get(key)
 
     def put(self, key: str, value: str) -> None:
-        if self.size <= 0:
-            return
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
+        # cachetools refuses every item ("value too large") when its maxsize is 0.
+        if self.size > 0:
+            self._items[key] = value
 
     def __len__(self) -> int:
         return len(self._items)
