@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from translator.text.segment import ABBREVIATIONS, Segmented, join, split_text
+from translator.text.segment import Segmented, join, split_text
+from translator.text.sentences import ABBREVIATIONS
 
 BIG = 10_000  # a max_chars that never forces chunking
 

@@ -2,7 +2,7 @@
 
 tests/unit/test_segment.py holds the layout rules (whitespace, line breaks, chunking, clusters) and
 the hand-written English/CJK cases; this file checks that the split follows each language's own
-terminators and abbreviations, with sentencex's rules and the ones translator.text.segment adds on top.
+terminators and abbreviations, with sentencex's rules and the ones translator.text.sentences adds on top.
 """
 
 from __future__ import annotations
