@@ -15,14 +15,9 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.metrics import samples
-from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE, documents, post, request_for
+from tests.e2e.helpers import CONTRACT_REQUEST, CONTRACT_RESPONSE, documents, metric_value, post, request_for
 
 pytestmark = pytest.mark.e2e
-
-
-def value(server, name: str, **labels: str) -> float:
-    """A sample's value summed over the label sets that have `labels` (0 when there is none)."""
-    return sum(v for lab, v in samples(server.metrics(), name) if labels.items() <= lab.items())
 
 
 def names(server) -> set[str]:
@@ -84,7 +79,7 @@ def test_a_deadline_that_cannot_be_met_is_refused_by_the_engine_at_once_with_ret
     sentences = [d for d in documents() if d[:2] == ("en", "fr")]
     body = request_for("en", "fr", [(str(i), f"({i}) {sentences[i % len(sentences)][2]}") for i in range(1000)])
     probe = request_for("en", "fr", [(str(i), f"[{i}] {sentences[i % len(sentences)][2]}") for i in range(32)])
-    refused_before = value(server, "translation_refused_requests_total", reason="deadline")
+    refused_before = metric_value(server, "translation_refused_requests_total", reason="deadline")
 
     background = threading.Thread(target=post, args=(server, body), kwargs={"headers": {"Priority": "u=7"}})
     background.start()
@@ -93,7 +88,7 @@ def test_a_deadline_that_cannot_be_met_is_refused_by_the_engine_at_once_with_ret
         started = time.monotonic()
         response = post(server, probe, headers={"Priority": "u=7", "X-Deadline-Ms": "400"})
         elapsed = time.monotonic() - started
-        refused = value(server, "translation_refused_requests_total", reason="deadline") - refused_before
+        refused = metric_value(server, "translation_refused_requests_total", reason="deadline") - refused_before
     finally:
         background.join(120)
     assert response.status_code == 503, response.text
@@ -106,17 +101,17 @@ def test_a_caller_that_goes_away_has_its_queued_pieces_dropped(server):
     sentences = [d for d in documents() if d[:2] == ("en", "de")]
     records = [(str(i), f"({i}) {sentences[i % len(sentences)][2]}") for i in range(1000)]
     body = request_for("en", "de", records)
-    dropped_before = value(server, "translation_dropped_pieces_total", reason="caller_gone")
-    pieces_before = value(server, "translation_batch_pieces_sum")
+    dropped_before = metric_value(server, "translation_dropped_pieces_total", reason="caller_gone")
+    pieces_before = metric_value(server, "translation_batch_pieces_sum")
     with pytest.raises(requests.exceptions.ReadTimeout):
         requests.post(f"{server.url}/translation", json=body, timeout=(5, 1.0))
     # The disconnect travels client -> API worker -> engine; the engine then empties its queue.
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and value(server, "translation_queue_pieces") > 0:
+    while time.monotonic() < deadline and metric_value(server, "translation_queue_pieces") > 0:
         time.sleep(0.2)
     time.sleep(1.0)
-    dropped = value(server, "translation_dropped_pieces_total", reason="caller_gone") - dropped_before
-    generated = value(server, "translation_batch_pieces_sum") - pieces_before
+    dropped = metric_value(server, "translation_dropped_pieces_total", reason="caller_gone") - dropped_before
+    generated = metric_value(server, "translation_batch_pieces_sum") - pieces_before
     total = len(records) * max(1, sum(1 for _ in records[0][1].split(". ")))
     assert dropped > 0, "the engine generated everything for a caller that had gone"
     assert generated < total
