@@ -3,6 +3,7 @@ corpus (so every answer is known), a server's configuration with one edit, and i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,6 +56,14 @@ def config_with(directory: Path, edit: Callable[[dict], object]) -> Path:
 def metric_value(server, name: str, **labels: str) -> float:
     """A sample's value summed over the label sets that have `labels` (0 when there is none)."""
     return sum(v for lab, v in samples(server.metrics(), name) if labels.items() <= lab.items())
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not seen within {timeout:.0f}s: {what}"
+        time.sleep(0.05)
 
 
 def batch_size_observations(metrics: str, metric: str = "translation_batch_pieces") -> dict[float, float]:
