@@ -32,7 +32,7 @@ import yaml
 
 from bench import checkpoint, report, servers, workload
 from bench.memory import MemorySampler
-from bench.points import run_offline, run_point
+from bench.points import Setup, run_offline, run_point
 from bench.scenarios import (
     SCENARIOS,
     run_bulk,
@@ -267,28 +267,27 @@ def engine_label(settings: Settings) -> str:
 def run_server_points(
     server: Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:
-    log_dir = Path(meta["log_dir"])
     with MemorySampler(server.pid) as sampler:
+        setup = Setup(server, sampler, args, settings, tokenizer, Path(meta["log_dir"]))
         idle = sampler.peak()
         meta.setdefault("idle_memory", {})[server.name] = idle.as_row()
         for records in [] if args.scenarios_only else args.records:
             for concurrency in args.concurrency:
-                rows.append(run_point(server, sampler, concurrency, records, args, settings, tokenizer, log_dir))
+                rows.append(run_point(setup, concurrency, records))
         if server.name != "service":
             return
         if "mixed-priority" in args.scenarios:
-            rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer, log_dir))
+            rows.extend(run_mixed_priority(setup))
         if "repeated" in args.scenarios:
-            rows.append(run_repeated(server, sampler, args, settings, tokenizer, log_dir))
+            rows.append(run_repeated(setup))
         if "libretranslate" in args.scenarios:
-            rows.extend(run_libretranslate(server, sampler, args, settings, tokenizer, log_dir))
+            rows.extend(run_libretranslate(setup))
         if "bulk" in args.scenarios:
-            capacity = _capacity(rows, settings)
-            rows.append(run_bulk(server, sampler, args, settings, tokenizer, capacity, log_dir))
+            rows.append(run_bulk(setup, _capacity(rows, settings)))
         if "overload" in args.scenarios:
             capacity = _capacity(rows, settings)
             meta["overload_capacity_sentences_per_s"] = capacity
-            rows.append(run_overload(server, sampler, args, settings, tokenizer, capacity, log_dir))
+            rows.append(run_overload(setup, capacity))
 
 
 def _capacity(rows: Sequence[dict], settings: Settings) -> float:
