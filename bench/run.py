@@ -42,6 +42,7 @@ from bench.scenarios import (
     run_repeated,
 )
 from bench.tokens import tokens_exact
+from fixture.cpuinfo import cpu_fields
 from harness.servers import Server, register, start_server
 from translator.config import (
     API_SERVICE,
@@ -212,14 +213,7 @@ def resolve_model(args: argparse.Namespace) -> tuple[Path, str, dict[str, Any]]:
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_fields().get("model name", platform.processor() or platform.machine())
     probe = subprocess.run(
         [
             sys.executable,
