@@ -77,17 +77,32 @@ def render_dir(directory: Path) -> list[Obj]:
     return [doc for doc in yaml.safe_load_all(render_dir_text(directory)) if doc]
 
 
+def _kubernetes_validate() -> Any:
+    # Imported when first needed: the e2e tests import this module too, and need no Kubernetes schemas.
+    try:
+        import kubernetes_validate
+    except ImportError as exc:  # pragma: no cover - a set-up problem, reported as such
+        raise ImportError("tests/deploy needs kubernetes-validate: pip install -r requirements-dev.txt") from exc
+    return kubernetes_validate
+
+
 def assert_valid_for_kubernetes(objs: list[Obj], version: str) -> None:
     """Every object valid against the Kubernetes OpenAPI schemas of `version`; strict: unknown
     fields fail."""
-    # Imported here: the e2e tests import this module too, and need no Kubernetes schemas.
-    import kubernetes_validate
-
+    validator = _kubernetes_validate()
     for obj in objs:
         try:
-            kubernetes_validate.validate(obj, version, strict=True)
-        except kubernetes_validate.ValidationError as exc:
+            validator.validate(obj, version, strict=True)
+        except validator.ValidationError as exc:
             pytest.fail(f"{obj['kind']}/{obj['metadata']['name']} is invalid for Kubernetes {version}: {exc}")
+
+
+def assert_invalid_for_kubernetes(obj: Obj) -> None:
+    """`obj` refused by the newest schemas: what guards the check above against a validator that
+    accepts anything."""
+    validator = _kubernetes_validate()
+    with pytest.raises(validator.ValidationError):
+        validator.validate(obj, K8S_VERSIONS[-1], strict=True)
 
 
 def one(objs: list[Obj], kind: str) -> Obj:
