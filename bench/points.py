@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,31 +102,37 @@ def server_stats(server: Server) -> tuple[float, float]:
     return float(stats["pieces"]), float(stats["calls"])
 
 
-def run_point(
-    server: Server,
-    sampler: MemorySampler,
-    concurrency: int,
-    records: int,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> dict:
+@dataclass(frozen=True)
+class Setup:
+    """What every point measured on one server is run and written with: the server, the sampler of
+    its memory, the run's options, the service's settings, the tokenizer that counts generated
+    tokens, and where the outputs go."""
+
+    server: Server
+    sampler: MemorySampler
+    args: argparse.Namespace
+    settings: Settings
+    tokenizer: Any
+    log_dir: Path
+
+
+def run_point(setup: Setup, concurrency: int, records: int) -> dict:
+    url, args = setup.server.url, setup.args
     stream = (request.job() for request in workload.requests(records, workload.epoch_of(concurrency, records)))
     if args.warmup > 0:
         # The same closed loop, not measured; returns when the requests in flight are answered.
-        run_load(server.url, stream, concurrency, args.warmup)
-    with Point(server, sampler) as point:
-        result = run_load(server.url, stream, concurrency, args.duration)
-    return load_row(server, point, result, concurrency, records, settings, tokenizer, log_dir)
+        run_load(url, stream, concurrency, args.warmup)
+    with Point(setup) as point:
+        result = run_load(url, stream, concurrency, args.duration)
+    return load_row(setup, point, result, concurrency, records)
 
 
 class Point:
     """What the server and this process did during one measured point: pieces, calls, CPU, memory."""
 
-    def __init__(self, server: Server, sampler: MemorySampler) -> None:
-        self.server = server
-        self.sampler = sampler
+    def __init__(self, setup: Setup) -> None:
+        self.server = setup.server
+        self.sampler = setup.sampler
 
     def __enter__(self) -> Point:
         self.pieces_before, self.calls_before = server_stats(self.server)
@@ -171,14 +178,11 @@ def server_cpu(server: Server) -> dict[int, tuple[float, bool]]:
 
 
 def load_row(
-    server: Server,
+    setup: Setup,
     point: Point,
     result: LoadResult,
     concurrency: int,
     records: int,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
     *,
     priority: str | None = None,
     scenario: str | None = None,
@@ -187,9 +191,10 @@ def load_row(
 ) -> dict:
     """`seconds`: the time the load ran when it is not the result's span (halves taken in turn);
     `point_requests`: every request of the point, where other loads ran beside this one."""
+    server = setup.server
     seconds = result.seconds if seconds is None else seconds
-    tokens = generated_tokens(tokenizer, result.texts, settings.generation)
-    path = outputs_path(log_dir, server.name, concurrency, records, None, scenario, priority)
+    tokens = generated_tokens(setup.tokenizer, result.texts, setup.settings.generation)
+    path = outputs_path(setup.log_dir, server.name, concurrency, records, None, scenario, priority)
     write_outputs(path, result.texts)
     refusals = result.refusals
     handled = result.requests if point_requests is None else point_requests

@@ -32,7 +32,7 @@ import yaml
 
 from bench import checkpoint, report, servers, workload
 from bench.memory import MemorySampler
-from bench.points import run_offline, run_point
+from bench.points import Setup, run_offline, run_point
 from bench.scenarios import (
     SCENARIOS,
     run_bulk,
@@ -42,6 +42,7 @@ from bench.scenarios import (
     run_repeated,
 )
 from bench.tokens import tokens_exact
+from fixture.cpuinfo import cpu_fields
 from harness.servers import Server, register, start_server
 from translator.config import (
     API_SERVICE,
@@ -212,14 +213,7 @@ def resolve_model(args: argparse.Namespace) -> tuple[Path, str, dict[str, Any]]:
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_fields().get("model name", platform.processor() or platform.machine())
     probe = subprocess.run(
         [
             sys.executable,
@@ -267,28 +261,27 @@ def engine_label(settings: Settings) -> str:
 def run_server_points(
     server: Server, args: argparse.Namespace, settings: Settings, tokenizer: Any, meta: dict, rows: list[dict]
 ) -> None:
-    log_dir = Path(meta["log_dir"])
     with MemorySampler(server.pid) as sampler:
+        setup = Setup(server, sampler, args, settings, tokenizer, Path(meta["log_dir"]))
         idle = sampler.peak()
         meta.setdefault("idle_memory", {})[server.name] = idle.as_row()
         for records in [] if args.scenarios_only else args.records:
             for concurrency in args.concurrency:
-                rows.append(run_point(server, sampler, concurrency, records, args, settings, tokenizer, log_dir))
+                rows.append(run_point(setup, concurrency, records))
         if server.name != "service":
             return
         if "mixed-priority" in args.scenarios:
-            rows.extend(run_mixed_priority(server, sampler, args, settings, tokenizer, log_dir))
+            rows.extend(run_mixed_priority(setup))
         if "repeated" in args.scenarios:
-            rows.append(run_repeated(server, sampler, args, settings, tokenizer, log_dir))
+            rows.append(run_repeated(setup))
         if "libretranslate" in args.scenarios:
-            rows.extend(run_libretranslate(server, sampler, args, settings, tokenizer, log_dir))
+            rows.extend(run_libretranslate(setup))
         if "bulk" in args.scenarios:
-            capacity = _capacity(rows, settings)
-            rows.append(run_bulk(server, sampler, args, settings, tokenizer, capacity, log_dir))
+            rows.append(run_bulk(setup, _capacity(rows, settings)))
         if "overload" in args.scenarios:
             capacity = _capacity(rows, settings)
             meta["overload_capacity_sentences_per_s"] = capacity
-            rows.append(run_overload(server, sampler, args, settings, tokenizer, capacity, log_dir))
+            rows.append(run_overload(setup, capacity))
 
 
 def _capacity(rows: Sequence[dict], settings: Settings) -> float:

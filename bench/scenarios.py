@@ -3,7 +3,6 @@ overload, repeated text, a bulk job, and the LibreTranslate API beside the nativ
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import itertools
@@ -15,20 +14,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import psutil
 
 from bench import workload
-from bench.memory import MemorySampler
-from bench.points import Point, load_row
+from bench.points import Point, Setup, load_row
 from bench.rows import Row
 from bench.tokens import generated_tokens, outputs_path, write_outputs
 from harness.load import Job, LoadResult, closed_loop, libretranslate_job, open_loop, run_load
 from harness.metrics import samples
 from harness.servers import Server
-from translator.config import Settings
 
 logger = logging.getLogger("bench")
 
@@ -49,15 +44,9 @@ BULK_CONCURRENCY, BULK_RECORDS_PER_REQUEST = 32, 8
 BULK_MIN_RECORDS = 64
 
 
-def run_mixed_priority(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> list[dict]:
+def run_mixed_priority(setup: Setup) -> list[dict]:
     """Interactive one-record clients beside bulk clients that alone would saturate the model."""
+    url, args = setup.server.url, setup.args
     interactive = (r.job() for r in workload.requests(1, workload.EPOCH_INTERACTIVE))
     bulk = (
         dataclasses.replace(r.job(), headers=BULK_HEADERS)
@@ -66,97 +55,72 @@ def run_mixed_priority(
 
     async def both(seconds: float) -> tuple[LoadResult, LoadResult]:
         return await asyncio.gather(
-            closed_loop(server.url, interactive, MIXED_INTERACTIVE, seconds),
-            closed_loop(server.url, bulk, MIXED_BULK, seconds),
+            closed_loop(url, interactive, MIXED_INTERACTIVE, seconds),
+            closed_loop(url, bulk, MIXED_BULK, seconds),
         )
 
     if args.warmup > 0:
         asyncio.run(both(args.warmup))
-    with Point(server, sampler) as point:
+    with Point(setup) as point:
         fast, slow = asyncio.run(both(args.duration))
+    both_requests = fast.requests + slow.requests
     return [
         load_row(
-            server,
+            setup,
             point,
             fast,
             MIXED_INTERACTIVE,
             1,
-            settings,
-            tokenizer,
-            log_dir,
             priority="interactive",
             scenario="mixed-priority",
-            point_requests=fast.requests + slow.requests,
+            point_requests=both_requests,
         ),
         load_row(
-            server,
+            setup,
             point,
             slow,
             MIXED_BULK,
             MIXED_BULK_RECORDS,
-            settings,
-            tokenizer,
-            log_dir,
             priority="bulk",
             scenario="mixed-priority",
-            point_requests=fast.requests + slow.requests,
+            point_requests=both_requests,
         ),
     ]
 
 
-def run_overload(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    capacity: float,
-    log_dir: Path,
-) -> dict:
+def run_overload(setup: Setup, capacity: float) -> dict:
     """One-record requests at `overload_factor` x capacity (sentences/s), open loop."""
-    rate = args.overload_factor * capacity
+    rate = setup.args.overload_factor * capacity
     stream = (r.job() for r in workload.requests(1, workload.EPOCH_OVERLOAD))
-    with Point(server, sampler) as point:
-        result = asyncio.run(open_loop(server.url, stream, rate, args.duration))
-    row = load_row(server, point, result, 0, 1, settings, tokenizer, log_dir, scenario="overload")
+    with Point(setup) as point:
+        result = asyncio.run(open_loop(setup.server.url, stream, rate, setup.args.duration))
+    row = load_row(setup, point, result, 0, 1, scenario="overload")
     row["offered_requests_per_s"] = rate
     return row
 
 
-def run_repeated(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> dict:
+def run_repeated(setup: Setup) -> dict:
+    server = setup.server
     stream = (r.job() for r in workload.repeated_requests())
     # One whole pass first, not measured: the point then measures repeats in steady state, not a
     # first pass still in progress (how far a timed warm-up got decided the result: 5.6 or 28.8
     # sentences/s in two runs).
     run_load(server.url, itertools.islice(stream, len(workload.corpus())), TARGET_CLIENTS)
     before = _cache_lookups(server)
-    with Point(server, sampler) as point:
-        result = run_load(server.url, stream, TARGET_CLIENTS, args.duration)
+    with Point(setup) as point:
+        result = run_load(server.url, stream, TARGET_CLIENTS, setup.args.duration)
     hits, misses = (after - first for after, first in zip(_cache_lookups(server), before, strict=True))
-    row = load_row(server, point, result, TARGET_CLIENTS, 1, settings, tokenizer, log_dir, scenario="repeated")
+    row = load_row(setup, point, result, TARGET_CLIENTS, 1, scenario="repeated")
     row["cache_hit_rate"] = hits / (hits + misses) if hits + misses else None
     return row
 
 
-def run_libretranslate(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    log_dir: Path,
-) -> list[dict]:
+def run_libretranslate(setup: Setup) -> list[dict]:
     """Weblate-shaped clients (lists of WEBLATE_RECORDS texts) on the LibreTranslate API, and the
     same load on `POST /translation`: what the compatible path costs. Each API gets two halves of
     the time, in turn (native, compatible, native, compatible), so that a machine that slows down
     during the run does not favour one; each half draws texts of its own (no cache hits)."""
+    url, args = setup.server.url, setup.args
     halves: dict[str, list[LoadResult]] = {"native": [], "libretranslate": []}
     points: dict[str, list[Point]] = {"native": [], "libretranslate": []}
     epochs = iter(range(workload.EPOCH_LIBRETRANSLATE, workload.EPOCH_LIBRETRANSLATE + 10))
@@ -167,12 +131,12 @@ def run_libretranslate(
 
     if args.warmup > 0:
         for api in halves:
-            run_load(server.url, jobs(api), WEBLATE_CLIENTS, args.warmup / 2)
+            run_load(url, jobs(api), WEBLATE_CLIENTS, args.warmup / 2)
     for _ in range(2):
         for api in halves:
             stream = jobs(api)
-            with Point(server, sampler) as point:
-                halves[api].append(run_load(server.url, stream, WEBLATE_CLIENTS, args.duration / 2))
+            with Point(setup) as point:
+                halves[api].append(run_load(url, stream, WEBLATE_CLIENTS, args.duration / 2))
             points[api].append(point)
     rows = []
     for api, results in halves.items():
@@ -183,14 +147,11 @@ def run_libretranslate(
         point.cpu_s = sum(p.cpu_s for p in points[api])
         # Two halves with the other API's in between: the rate is over the time the halves took.
         row = load_row(
-            server,
+            setup,
             point,
             merged,
             WEBLATE_CLIENTS,
             WEBLATE_RECORDS,
-            settings,
-            tokenizer,
-            log_dir,
             priority=api,
             scenario="libretranslate",
             seconds=sum(r.seconds for r in results),
@@ -206,19 +167,12 @@ def _cache_lookups(server: Server) -> tuple[float, float]:
     return sum(v for r, v in local if r == "hit"), sum(v for r, v in local if r == "miss")
 
 
-def run_bulk(
-    server: Server,
-    sampler: MemorySampler,
-    args: argparse.Namespace,
-    settings: Settings,
-    tokenizer: Any,
-    capacity: float,
-    log_dir: Path,
-) -> dict:
+def run_bulk(setup: Setup, capacity: float) -> dict:
     """A corpus through `m2m-translate --url`, the command a user runs, as a child process with its
     defaults (32 requests in flight, bulk priority): how close a real job gets to the offline limit.
     Sized to take about `--duration` at `capacity`; a fresh job (no checkpoint) every run."""
-    records = max(BULK_MIN_RECORDS, round(capacity * args.duration))
+    server, log_dir = setup.server, setup.log_dir
+    records = max(BULK_MIN_RECORDS, round(capacity * setup.args.duration))
     stream = workload.requests(1, workload.EPOCH_BULK_JOB)
     lines = [next(stream) for _ in range(records)]
     corpus = log_dir / "bulk-input.jsonl"
@@ -235,7 +189,7 @@ def run_bulk(
     logger.info("bulk: %d records through %s", records, shlex.join(command[1:]))
     children_before = psutil.Process().cpu_times()
     refused_before = _refused(server)
-    with Point(server, sampler) as point:
+    with Point(setup) as point:
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started
@@ -251,7 +205,7 @@ def run_bulk(
     ):
         raise RuntimeError(f"m2m-translate's output in {output} does not account for every record in order")
     texts = [a["text"] for a in answers]
-    tokens = generated_tokens(tokenizer, texts, settings.generation)
+    tokens = generated_tokens(setup.tokenizer, texts, setup.settings.generation)
     write_outputs(
         outputs_path(log_dir, server.name, BULK_CONCURRENCY, BULK_RECORDS_PER_REQUEST, None, "bulk", "bulk"), texts
     )

@@ -20,8 +20,7 @@ class DocumentPair:
 
 
 def corpus_documents() -> list[DocumentPair]:
-    """Every document of the fixture corpus in both directions, in corpus order (the one place the
-    corpus is expanded into pairs)."""
+    """Every document of the fixture corpus in both directions, in corpus order."""
     from fixture.build import load_corpus
 
     out = []
@@ -34,9 +33,7 @@ def corpus_documents() -> list[DocumentPair]:
 
 def corpus_sentences() -> list[tuple[str, str, str, str]]:
     """(source language, target language, sentence, its translation), each source sentence once per
-    target language, in corpus order."""
-    out: dict[tuple[str, str, str], str] = {}
-    for doc in corpus_documents():
-        for source, target in zip(doc.sources, doc.targets, strict=True):
-            out.setdefault((doc.source_lang, doc.target_lang, source), target)
-    return [(*key, target) for key, target in out.items()]
+    target language, in corpus order: the pairs the fixture model is trained on."""
+    from fixture.build import load_corpus, sentence_pairs
+
+    return sentence_pairs(load_corpus())

@@ -94,9 +94,18 @@ class Server:
     def pid(self) -> int:
         return self.process.pid
 
-    def log(self) -> str:
+    def log_size(self) -> int:
+        """Where the log ends now: `log(since=...)` reads only what is written after it."""
         try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def log(self, since: int = 0) -> str:
+        try:
+            with self.log_path.open(encoding="utf-8", errors="replace") as file:
+                file.seek(since)
+                return file.read()
         except OSError:
             return ""
 

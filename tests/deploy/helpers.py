@@ -1,5 +1,6 @@
-"""Rendering the kustomize overlays with a real kubectl, reading what they render, and checking a
-pod that runs them: the stand-in pod (tests/deploy/test_bento.py) and the image (tests/image)."""
+"""Rendering the kustomize overlays with a real kubectl, reading and validating what they render,
+and checking a pod that runs them: the stand-in pod (tests/deploy/test_bento.py) and the image
+(tests/image)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ DEPLOY = ROOT / "deploy"
 OVERLAYS = ("cpu", "gpu")
 INSTALLER = DEPLOY / "tools" / "install-kubectl.sh"
 ADAPTER_VALUES = DEPLOY / "monitoring" / "prometheus-adapter-values.yaml"
+# Oldest and newest Kubernetes the manifests are validated for (PDB unhealthyPodEvictionPolicy and
+# HPA behavior need >= 1.27; kubernetes-validate carries schemas up to 1.37).
+K8S_VERSIONS = ("1.30.0", "1.37.0")
 
 Obj = dict[str, Any]
 
@@ -71,6 +75,34 @@ def render(overlay: str) -> list[Obj]:
 def render_dir(directory: Path) -> list[Obj]:
     """Any kustomization under deploy/ (the overlays, the jobs), rendered."""
     return [doc for doc in yaml.safe_load_all(render_dir_text(directory)) if doc]
+
+
+def _kubernetes_validate() -> Any:
+    # Imported when first needed: the e2e tests import this module too, and need no Kubernetes schemas.
+    try:
+        import kubernetes_validate
+    except ImportError as exc:  # pragma: no cover - a set-up problem, reported as such
+        raise ImportError("tests/deploy needs kubernetes-validate: pip install -r requirements-dev.txt") from exc
+    return kubernetes_validate
+
+
+def assert_valid_for_kubernetes(objs: list[Obj], version: str) -> None:
+    """Every object valid against the Kubernetes OpenAPI schemas of `version`; strict: unknown
+    fields fail."""
+    validator = _kubernetes_validate()
+    for obj in objs:
+        try:
+            validator.validate(obj, version, strict=True)
+        except validator.ValidationError as exc:
+            pytest.fail(f"{obj['kind']}/{obj['metadata']['name']} is invalid for Kubernetes {version}: {exc}")
+
+
+def assert_invalid_for_kubernetes(obj: Obj) -> None:
+    """`obj` refused by the newest schemas: what guards the check above against a validator that
+    accepts anything."""
+    validator = _kubernetes_validate()
+    with pytest.raises(validator.ValidationError):
+        validator.validate(obj, K8S_VERSIONS[-1], strict=True)
 
 
 def one(objs: list[Obj], kind: str) -> Obj:

@@ -333,8 +333,10 @@ class Pod:
         return self.log_path.read_text(encoding="utf-8", errors="replace")[-6000:]
 
 
-@pytest.fixture(scope="module")
-def pod(built: Built, image_context: Path) -> Iterator[Pod]:
+@contextlib.contextmanager
+def stand_in_pod(image_context: Path) -> Iterator[Pod]:
+    """The cpu overlay's pod, started from the image's build context, stopped (its whole process
+    group) and removed on leaving."""
     objs = render("cpu")
     c = container(objs)
     dockerfile = parse_dockerfile(image_context / "env" / "docker" / "Dockerfile", BASE_IMAGE_ENV)
@@ -408,8 +410,8 @@ def pod(built: Built, image_context: Path) -> Iterator[Pod]:
         server.startup_s = time.monotonic() - started
         yield server
     finally:
-        # The whole process group, even when the server itself has exited (after the SIGTERM test,
-        # or a crash): its workers can outlive it, and leaked they hold CPU for every later test.
+        # The whole process group, even when the server itself has exited (after SIGTERM, or a
+        # crash): its workers can outlive it, and leaked they hold CPU for every later test.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         if process.poll() is None:
@@ -420,6 +422,19 @@ def pod(built: Built, image_context: Path) -> Iterator[Pod]:
         root.chmod(0o755)
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(log_path.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def pod(image_context: Path) -> Iterator[Pod]:
+    with stand_in_pod(image_context) as running:
+        yield running
+
+
+@pytest.fixture
+def pod_to_stop(image_context: Path) -> Iterator[Pod]:
+    """A pod of the test's own: stopping the module's would leave none to any test after it."""
+    with stand_in_pod(image_context) as running:
+        yield running
 
 
 def wait_started(server: Pod, startup: Obj) -> None:
@@ -443,20 +458,22 @@ def test_serves_the_bundled_model(pod: Pod) -> None:
     serves_the_fixture(pod.url)
 
 
-def test_sigterm_drains_requests_in_flight(pod: Pod) -> None:
+def test_sigterm_drains_requests_in_flight(pod_to_stop: Pod) -> None:
     grace = one(render("cpu"), "Deployment")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
-    pre_stop = int(pod.manifest["lifecycle"]["preStop"]["exec"]["command"][1])
+    pre_stop = int(pod_to_stop.manifest["lifecycle"]["preStop"]["exec"]["command"][1])
 
     def wait_exit() -> int:
         try:
-            return pod.process.wait(timeout=grace - pre_stop)
+            return pod_to_stop.process.wait(timeout=grace - pre_stop)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"still running {grace - pre_stop}s after SIGTERM:\n{pod.log()}")
+            pytest.fail(f"still running {grace - pre_stop}s after SIGTERM:\n{pod_to_stop.log()}")
 
     # To the container's PID 1 only, as the kubelet does.
-    drained = drain_on_sigterm(pod.url, lambda: pod.process.send_signal(signal.SIGTERM), wait_exit, pod.log)
+    drained = drain_on_sigterm(
+        pod_to_stop.url, lambda: pod_to_stop.process.send_signal(signal.SIGTERM), wait_exit, pod_to_stop.log
+    )
     # Nothing degraded quietly on the read-only root filesystem.
-    log = pod.log_path.read_text(encoding="utf-8", errors="replace")
+    log = pod_to_stop.log_path.read_text(encoding="utf-8", errors="replace")
     for sign in ("Permission denied", "Read-only file system", "PermissionError"):
-        assert sign not in log, f"{sign!r} in the server log:\n{pod.log()}"
-    print(f"\nstand-in pod: ready {pod.startup_s:.1f}s after start; {drained}")
+        assert sign not in log, f"{sign!r} in the server log:\n{pod_to_stop.log()}"
+    print(f"\nstand-in pod: ready {pod_to_stop.startup_s:.1f}s after start; {drained}")

@@ -14,14 +14,18 @@ from pathlib import Path
 
 import pytest
 
-try:
-    import kubernetes_validate
-except ImportError as exc:  # pragma: no cover - a set-up problem, reported as such
-    raise ImportError("tests/deploy needs kubernetes-validate: pip install -r requirements-dev.txt") from exc
-
 from m2m_tools import bulk
-from tests.deploy.helpers import DEPLOY, ROOT, Obj, one, render, render_dir
-from tests.deploy.test_manifests import K8S_VERSIONS
+from tests.deploy.helpers import (
+    DEPLOY,
+    K8S_VERSIONS,
+    ROOT,
+    Obj,
+    assert_invalid_for_kubernetes,
+    assert_valid_for_kubernetes,
+    one,
+    render,
+    render_dir,
+)
 
 JOB_DIR = DEPLOY / "jobs" / "bulk-translate"
 DOCKERFILE = DEPLOY / "jobs" / "Dockerfile"
@@ -43,15 +47,10 @@ def test_rendered_kinds(objs: list[Obj]) -> None:
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
 def test_objects_match_the_kubernetes_schemas(objs: list[Obj], version: str) -> None:
-    for obj in objs:
-        try:
-            kubernetes_validate.validate(obj, version, strict=True)
-        except kubernetes_validate.ValidationError as exc:
-            pytest.fail(f"{obj['kind']}/{obj['metadata']['name']} is invalid for Kubernetes {version}: {exc}")
+    assert_valid_for_kubernetes(objs, version)
     broken = copy.deepcopy(one(objs, "Job"))
     broken["spec"]["template"]["spec"]["containers"][0]["volumeMount"] = []
-    with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, K8S_VERSIONS[-1], strict=True)
+    assert_invalid_for_kubernetes(broken)
 
 
 def test_the_command_is_m2m_translate_against_the_service() -> None:

@@ -14,17 +14,15 @@ import math
 import pytest
 import yaml
 
-try:
-    import kubernetes_validate
-except ImportError as exc:  # pragma: no cover - a set-up problem, reported as such
-    raise ImportError("tests/deploy needs kubernetes-validate: pip install -r requirements-dev.txt") from exc
-
 from tests.deploy.helpers import (
     DEPLOY,
+    K8S_VERSIONS,
     OVERLAYS,
     ROOT,
     Obj,
     adapter_rules,
+    assert_invalid_for_kubernetes,
+    assert_valid_for_kubernetes,
     configmap_file,
     container,
     env_of,
@@ -33,9 +31,6 @@ from tests.deploy.helpers import (
     repo_config,
 )
 
-# Oldest and newest Kubernetes the manifests are validated for (PDB unhealthyPodEvictionPolicy and
-# HPA behavior need >= 1.27; kubernetes-validate carries schemas up to 1.37).
-K8S_VERSIONS = ("1.30.0", "1.37.0")
 # BentoML's own health routes (the stand-in pod test in test_bento.py calls them for real).
 BENTOML_ROUTES = {"/livez", "/healthz", "/readyz", "/metrics"}
 # /readyz waits this long for the inner service before it answers (fixed in BentoML 1.4).
@@ -71,19 +66,14 @@ def test_rendered_kinds(objs: list[Obj]) -> None:
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
 def test_objects_match_the_kubernetes_schemas(objs: list[Obj], version: str) -> None:
-    for obj in objs:
-        try:
-            kubernetes_validate.validate(obj, version, strict=True)
-        except kubernetes_validate.ValidationError as exc:
-            pytest.fail(f"{obj['kind']}/{obj['metadata']['name']} is invalid for Kubernetes {version}: {exc}")
+    assert_valid_for_kubernetes(objs, version)
 
 
 def test_the_validator_rejects_a_broken_deployment(objs: list[Obj]) -> None:
     # Guards the test above against a validator that accepts anything.
     broken = copy.deepcopy(one(objs, "Deployment"))
     broken["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["timeoutSecond"] = 10
-    with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, K8S_VERSIONS[-1], strict=True)
+    assert_invalid_for_kubernetes(broken)
 
 
 def test_container_port_is_the_configured_port(objs: list[Obj]) -> None:

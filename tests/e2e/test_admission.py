@@ -14,9 +14,9 @@ import aiohttp
 import pytest
 import yaml
 
-from harness.corpus import corpus_sentences
-from harness.load import Job, LoadResult, closed_loop, job
+from harness.load import Job, LoadResult, closed_loop
 from harness.servers import ROOT, register, start_server
+from tests.e2e.helpers import config_with, numbered_jobs
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -24,12 +24,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 def configured_limit() -> int:
     config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
     return config["services"]["Translation"]["translation"]["admission"]["max_concurrency"]
-
-
-def jobs(count: int, records: int) -> list[Job]:
-    """Distinct en→fr requests (texts numbered, so the engine cannot deduplicate them away)."""
-    pool = [s for s in corpus_sentences() if s[:2] == ("en", "fr")]
-    return [job("en", "fr", [f"({i}) {pool[(i + k) % len(pool)][2]}" for k in range(records)]) for i in range(count)]
 
 
 async def load_watching_readiness(url: str, work: list[Job], clients: int) -> tuple[LoadResult, Counter]:
@@ -57,7 +51,7 @@ def test_below_the_total_every_request_is_answered_and_readiness_holds(server):
     limit = configured_limit()
     clients = limit - 16  # 240 under the shipped 256: more than one worker's half, and than the pool
     started = time.monotonic()
-    result, ready = asyncio.run(load_watching_readiness(server.url, jobs(clients * 4, 4), clients))
+    result, ready = asyncio.run(load_watching_readiness(server.url, numbered_jobs(clients * 4, 4), clients))
     assert result.kinds == {"ok": clients * 4}, (result.kinds, result.first_failure)
     assert ready and set(ready) == {200}, ready
     print(f"\n{clients} clients x 4 requests under a limit of {limit}: all 200 in {time.monotonic() - started:.1f}s")
@@ -65,7 +59,7 @@ def test_below_the_total_every_request_is_answered_and_readiness_holds(server):
 
 def test_above_the_total_the_excess_gets_429_with_retry_after(server):
     limit = configured_limit()
-    result, ready = asyncio.run(load_watching_readiness(server.url, jobs(limit + 150, 16), limit + 150))
+    result, ready = asyncio.run(load_watching_readiness(server.url, numbered_jobs(limit + 150, 16), limit + 150))
     statuses = result.statuses
     assert statuses[200] > 0 and statuses[429] > 0, (statuses, result.first_failure)
     # 406 x 16 sentences may also be more than the engine can answer within max_latency_ms: those
@@ -104,12 +98,12 @@ async def trickle(url: str, stop: asyncio.Event, opened: list[int]) -> None:
 def test_clients_trickling_their_bodies_do_not_starve_admission(fixture_model: Path, tmp_path: Path) -> None:
     # Before: the slot was taken before the body was read, so 40 such clients under an admission
     # of 16 got every normal request meanwhile refused with 429.
-    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
-    config["services"]["Translation"]["translation"]["admission"]["max_concurrency"] = SMALL_ADMISSION
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    config = config_with(
+        tmp_path, lambda s: s["Translation"]["translation"]["admission"].update(max_concurrency=SMALL_ADMISSION)
+    )
     home = tmp_path / "home"
     home.mkdir()
-    srv = start_server(home, register(fixture_model, home), tmp_path / "server.log", config=tmp_path / "config.yaml")
+    srv = start_server(home, register(fixture_model, home), tmp_path / "server.log", config=config)
 
     async def scenario() -> LoadResult:
         stop = asyncio.Event()
@@ -119,7 +113,7 @@ def test_clients_trickling_their_bodies_do_not_starve_admission(fixture_model: P
             while len(opened) < TRICKLING_CLIENTS:
                 await asyncio.sleep(0.1)
             await asyncio.sleep(2)  # every slow request has reached the middleware
-            return await closed_loop(srv.url, jobs(40, 2), 4, timeout=120)
+            return await closed_loop(srv.url, numbered_jobs(40, 2), 4, timeout=120)
         finally:
             stop.set()
             await asyncio.gather(*slow)

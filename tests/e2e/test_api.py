@@ -16,33 +16,18 @@ import pytest
 import requests
 
 from harness.corpus import corpus_documents
-from harness.metrics import histogram_buckets
 from tests.deploy.helpers import keeps_idle_connections
+from tests.e2e.helpers import (
+    CONTRACT_REQUEST,
+    CONTRACT_RESPONSE,
+    batch_size_observations,
+    documents,
+    post,
+    request_for,
+)
 from translator.contract import limits
 
 pytestmark = pytest.mark.e2e
-
-CONTRACT_REQUEST = {
-    "payload": {
-        "fromLang": "en",
-        "toLang": "ja",
-        "records": [{"id": "123", "text": "Life is like a box of chocolates."}],
-    }
-}
-CONTRACT_RESPONSE = {"result": [{"id": "123", "text": "人生はチョコレートの箱のようなものだ。"}]}
-
-
-def post(server, body, **kwargs):
-    return requests.post(f"{server.url}/translation", json=body, timeout=120, **kwargs)
-
-
-def request_for(src, tgt, records):
-    return {"payload": {"fromLang": src, "toLang": tgt, "records": [{"id": i, "text": t} for i, t in records]}}
-
-
-def documents():
-    """Each corpus document in both directions, as (src, tgt, source text, expected text)."""
-    return [(d.source_lang, d.target_lang, " ".join(d.sources), " ".join(d.targets)) for d in corpus_documents()]
 
 
 def test_contract_example_exact(server):
@@ -104,18 +89,6 @@ def test_languages_endpoint(server):
     response = requests.get(f"{server.url}/languages", timeout=10)
     assert response.status_code == 200
     assert {"en", "ja", "fr", "de", "es", "zh"} <= set(response.json()["languages"])
-
-
-def batch_size_observations(metrics: str, metric: str = "translation_batch_pieces") -> dict[float, float]:
-    """Cumulative bucket counts of a batch size histogram of the engine, summed over label sets."""
-    return histogram_buckets(metrics, metric)
-
-
-def largest_batch_seen(metrics: str, metric: str = "translation_batch_pieces") -> float:
-    """The smallest bucket bound that holds every observation: an upper bound of the largest batch."""
-    buckets = batch_size_observations(metrics, metric)
-    total = buckets.get(float("inf"), 0.0)
-    return min(le for le, count in buckets.items() if count == total)
 
 
 def test_batches_merge_pieces_across_requests(server):

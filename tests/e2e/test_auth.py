@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 import requests
-import yaml
 from libretranslatepy import LibreTranslateAPI
 
-from harness.servers import ROOT, launch_server, register, start_server
-from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE
+from harness.servers import launch_server, register, start_server
+from tests.e2e.helpers import CONTRACT_REQUEST, CONTRACT_RESPONSE, config_with
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -24,11 +23,7 @@ WRONG = "e2e-wrong-key-000000000"
 
 
 def config_with_keys(tmp_path: Path) -> Path:
-    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
-    config["services"]["Translation"]["translation"]["auth"] = {"keys_env": KEYS_ENV}
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
+    return config_with(tmp_path, lambda s: s["Translation"]["translation"].update(auth={"keys_env": KEYS_ENV}))
 
 
 def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp_path: Path, monkeypatch) -> None:

@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 import requests
-import yaml
 
 from harness.load import Job, job, run_load
-from harness.servers import ROOT, register, start_server
-from tests.e2e.test_api import documents, request_for
-from tests.e2e.test_scheduling import value
+from harness.servers import register, start_server
+from tests.e2e.helpers import config_with, documents, metric_value, request_for
 from tests.valkey import start_valkey
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -29,11 +27,8 @@ def cached(fixture_model: Path, tmp_path_factory: pytest.TempPathFactory):
     home = tmp / "home"
     home.mkdir()
     tag = register(fixture_model, home)
-    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
     # No cache in the engine process: every lookup goes to Valkey, as in a pod started cold.
-    config["services"]["TranslationEngine"]["translation"]["cache"].update(url=valkey.url, size=0)
-    path = tmp / "bentoconfiguration.yaml"
-    path.write_text(yaml.safe_dump(config))
+    path = config_with(tmp, lambda s: s["TranslationEngine"]["translation"]["cache"].update(url=valkey.url, size=0))
     server = start_server(home, tag, tmp / "server.log", config=path)
     yield server, valkey
     server.stop()
@@ -48,18 +43,20 @@ def test_a_repeated_request_never_reaches_the_model(cached):
     server, _ = cached
     src, tgt, text, expected = one_sentence_documents()[0]
     body = request_for(src, tgt, [("1", text)])
-    pieces_before = value(server, "translation_batch_pieces_sum")
+    pieces_before = metric_value(server, "translation_batch_pieces_sum")
     first = requests.post(f"{server.url}/translation", json=body, timeout=60)
     assert first.json() == {"result": [{"id": "1", "text": expected}]}
-    pieces = value(server, "translation_batch_pieces_sum") - pieces_before
+    pieces = metric_value(server, "translation_batch_pieces_sum") - pieces_before
     assert pieces >= 1
-    batches = value(server, "translation_batch_pieces_count")
-    hits = value(server, "translation_cache_lookups_total", level="shared", result="hit")
+    batches = metric_value(server, "translation_batch_pieces_count")
+    hits = metric_value(server, "translation_cache_lookups_total", level="shared", result="hit")
     second = requests.post(f"{server.url}/translation", json=body, timeout=60)
     assert second.json() == first.json()
-    assert value(server, "translation_batch_pieces_count") == batches, "the model was called for a cached sentence"
+    assert metric_value(server, "translation_batch_pieces_count") == batches, (
+        "the model was called for a cached sentence"
+    )
     # Every piece of the second request came from the shared cache.
-    assert value(server, "translation_cache_lookups_total", level="shared", result="hit") == hits + pieces
+    assert metric_value(server, "translation_cache_lookups_total", level="shared", result="hit") == hits + pieces
 
 
 def repeated_jobs(seed: int, count: int) -> list[Job]:
@@ -81,10 +78,10 @@ def mixed_load(url: str, seconds: float, seed: int) -> Counter:
 
 def test_concurrent_repeats_stay_exact_and_hit(cached):
     server, _ = cached
-    hits = value(server, "translation_cache_lookups_total", result="hit")
+    hits = metric_value(server, "translation_cache_lookups_total", result="hit")
     outcomes = mixed_load(server.url, 6, seed=1)
     assert set(outcomes) == {"ok"}, outcomes
-    assert value(server, "translation_cache_lookups_total", result="hit") > hits
+    assert metric_value(server, "translation_cache_lookups_total", result="hit") > hits
 
 
 def test_killing_the_cache_server_under_load_loses_no_request(cached):
@@ -98,7 +95,7 @@ def test_killing_the_cache_server_under_load_loses_no_request(cached):
     assert valkey.process.poll() is not None, "the cache server was not killed during the load"
     assert set(outcomes) == {"ok"}, outcomes
     assert (
-        value(server, "translation_cache_lookups_total", level="shared", result="error")
-        + value(server, "translation_cache_lookups_total", level="shared", result="store_error")
+        metric_value(server, "translation_cache_lookups_total", level="shared", result="error")
+        + metric_value(server, "translation_cache_lookups_total", level="shared", result="store_error")
         >= 1
     )

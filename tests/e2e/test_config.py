@@ -4,16 +4,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import psutil
 import pytest
 import requests
-import yaml
 
-from harness.servers import ROOT, launch_server, register, start_server
-from tests.e2e.test_api import CONTRACT_REQUEST, CONTRACT_RESPONSE, largest_batch_seen, request_for
+from harness.servers import launch_server, register, start_server
+from tests.e2e.helpers import CONTRACT_REQUEST, CONTRACT_RESPONSE, config_with, largest_batch_seen, request_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -40,15 +36,6 @@ def largest_piece_batch(url: str) -> float:
     assert requests.post(f"{url}/translation", json=body, timeout=120).status_code == 200
     metrics = requests.get(f"{url}/metrics", timeout=10).text
     return largest_batch_seen(metrics, metric="translation_batch_pieces")
-
-
-def config_with(directory: Path, edit: Callable[[dict], object]) -> Path:
-    """The repository's bentoconfiguration.yaml with `edit` applied to its `services`."""
-    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
-    edit(config["services"])
-    path = directory / "bentoconfiguration.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 @pytest.fixture(scope="module")

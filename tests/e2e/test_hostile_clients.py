@@ -16,11 +16,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
 
 from harness.load import LoadResult, closed_loop
-from harness.servers import ROOT, Server, register, start_server
-from tests.e2e.test_admission import jobs
+from harness.servers import Server, register, start_server
+from tests.e2e.helpers import config_with, numbered_jobs
 from translator.contract import limits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -31,19 +30,21 @@ SMALL_ADMISSION = 16
 @pytest.fixture(scope="module")
 def small_server(fixture_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("hostile")
-    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
-    config["services"]["Translation"]["translation"]["admission"]["max_concurrency"] = SMALL_ADMISSION
-    config["services"]["TranslationEngine"]["translation"]["cache"]["size"] = 0
-    (tmp / "config.yaml").write_text(yaml.safe_dump(config))
+
+    def small(services: dict) -> None:
+        services["Translation"]["translation"]["admission"]["max_concurrency"] = SMALL_ADMISSION
+        services["TranslationEngine"]["translation"]["cache"]["size"] = 0
+
+    config = config_with(tmp, small)
     home = tmp / "home"
     home.mkdir()
-    srv = start_server(home, register(fixture_model, home), tmp / "server.log", config=tmp / "config.yaml")
+    srv = start_server(home, register(fixture_model, home), tmp / "server.log", config=config)
     yield srv
     srv.stop()
 
 
 def normal_clients(url: str) -> LoadResult:
-    return asyncio.run(closed_loop(url, jobs(20, 2), 4, timeout=120))
+    return asyncio.run(closed_loop(url, numbered_jobs(20, 2), 4, timeout=120))
 
 
 def test_connections_that_announce_a_body_and_send_nothing_keep_nobody_out(small_server: Server) -> None:

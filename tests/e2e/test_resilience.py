@@ -21,13 +21,12 @@ from typing import Any
 import psutil
 import pytest
 import requests
-import yaml
 
 from harness.corpus import corpus_sentences
 from harness.load import Job, job, run_load
-from harness.metrics import histogram_totals, samples
-from harness.servers import ROOT, Server, register, start_server
-from tests.e2e.test_api import request_for
+from harness.metrics import histogram_totals
+from harness.servers import Server, register, start_server
+from tests.e2e.helpers import config_with, metric_value, request_for
 from translator.contract.limits import REFUSAL_HOLD_S
 from translator.engine.scheduler import EXPIRY_GRACE_FRACTION, EXPIRY_GRACE_MIN_S
 
@@ -70,14 +69,6 @@ def fresh_home(fixture_model: Path, tmp_path_factory: pytest.TempPathFactory) ->
     # home per server, since servers sharing one share (and reset) its metrics directory.
     home = tmp_path_factory.mktemp("bentoml-home-faults")
     return home, register(fixture_model, home)
-
-
-def config_with(tmp: Path, edit) -> Path:
-    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
-    edit(config["services"])
-    path = tmp / "bentoconfiguration.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
 
 
 def test_overload_burst_gets_fast_honest_refusals(fixture_model: Path, tmp_path_factory) -> None:
@@ -171,7 +162,7 @@ def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_
         assert len(early) > len(refused) // 2, f"{len(early)} of {len(refused)} refused from the headers"
         held = min(REFUSAL_HOLD_S, min(int(o.headers["retry-after"]) for o in early))
         assert min(o.seconds for o in early) >= held * 0.9, sorted(o.seconds for o in early)[:5]
-        engine_refused = sum(v for _, v in samples(srv.metrics(), "translation_refused_requests_total"))
+        engine_refused = metric_value(srv, "translation_refused_requests_total")
         print(
             f"\nstorm: {dict(bulk.kinds)} in 12 s, {len(early)} refused from the headers, {engine_refused:.0f} by the "
             f"engine; interactive p50 {sorted(interactive.latencies_s)[len(interactive.latencies_s) // 2]:.2f}s"

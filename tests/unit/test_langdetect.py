@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
+from fixture.build import load_corpus, sentence_pairs
 from translator.text.langdetect import (
     DETECTABLE,
     DETECTOR_TO_M2M100,
@@ -160,13 +161,7 @@ def test_importing_the_module_does_not_load_the_detector() -> None:
 
 def corpus_sentences() -> list[tuple[str, str]]:
     """Every sentence of the fixture corpus and the evaluation test set, with its language, once."""
-    seen: dict[tuple[str, str], None] = {}
-    for line in (DATA / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
-        doc = json.loads(line)
-        for sentence in doc["source"]:
-            seen[(doc["src_lang"], sentence)] = None
-        for sentence in doc["target"]:
-            seen[(doc["tgt_lang"], sentence)] = None
+    seen = dict.fromkeys((language, sentence) for language, _, sentence, _ in sentence_pairs(load_corpus()))
     for line in (DATA / "eval" / "testset.jsonl").read_text(encoding="utf-8").splitlines():
         pair = json.loads(line)
         seen[(pair["src_lang"], pair["source"])] = None

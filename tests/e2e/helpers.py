@@ -1,0 +1,78 @@
+"""What the end-to-end modules share: the contract's example, requests built from the fixture
+corpus (so every answer is known), a server's configuration with one edit, and its metrics."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import requests
+import yaml
+
+from harness.corpus import corpus_documents, corpus_sentences
+from harness.load import Job, job
+from harness.metrics import histogram_buckets, samples
+from harness.servers import ROOT
+
+CONTRACT_REQUEST = {
+    "payload": {
+        "fromLang": "en",
+        "toLang": "ja",
+        "records": [{"id": "123", "text": "Life is like a box of chocolates."}],
+    }
+}
+CONTRACT_RESPONSE = {"result": [{"id": "123", "text": "人生はチョコレートの箱のようなものだ。"}]}
+
+
+def post(server, body, **kwargs):
+    return requests.post(f"{server.url}/translation", json=body, timeout=120, **kwargs)
+
+
+def request_for(src, tgt, records):
+    return {"payload": {"fromLang": src, "toLang": tgt, "records": [{"id": i, "text": t} for i, t in records]}}
+
+
+def documents():
+    """Each corpus document in both directions, as (src, tgt, source text, expected text)."""
+    return [(d.source_lang, d.target_lang, " ".join(d.sources), " ".join(d.targets)) for d in corpus_documents()]
+
+
+def numbered_jobs(count: int, records: int) -> list[Job]:
+    """Distinct en→fr requests (texts numbered, so the engine cannot deduplicate them away)."""
+    pool = [s for s in corpus_sentences() if s[:2] == ("en", "fr")]
+    return [job("en", "fr", [f"({i}) {pool[(i + k) % len(pool)][2]}" for k in range(records)]) for i in range(count)]
+
+
+def config_with(directory: Path, edit: Callable[[dict], object]) -> Path:
+    """The repository's bentoconfiguration.yaml with `edit` applied to its `services`."""
+    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
+    edit(config["services"])
+    path = directory / "bentoconfiguration.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def metric_value(server, name: str, **labels: str) -> float:
+    """A sample's value summed over the label sets that have `labels` (0 when there is none)."""
+    return sum(v for lab, v in samples(server.metrics(), name) if labels.items() <= lab.items())
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not seen within {timeout:.0f}s: {what}"
+        time.sleep(0.05)
+
+
+def batch_size_observations(metrics: str, metric: str = "translation_batch_pieces") -> dict[float, float]:
+    """Cumulative bucket counts of a batch size histogram of the engine, summed over label sets."""
+    return histogram_buckets(metrics, metric)
+
+
+def largest_batch_seen(metrics: str, metric: str = "translation_batch_pieces") -> float:
+    """The smallest bucket bound that holds every observation: an upper bound of the largest batch."""
+    buckets = batch_size_observations(metrics, metric)
+    total = buckets.get(float("inf"), 0.0)
+    return min(le for le, count in buckets.items() if count == total)
