@@ -20,14 +20,13 @@ import asyncio
 import json
 import logging
 import math
-import urllib.parse
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
 from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys
-from translator.api.libretranslate import TRANSLATE_PATH, normalized_path
+from translator.api.libretranslate import edge_request
 from translator.api.request_options import priority_of
 from translator.config import ConfigError
 from translator.contract import limits
@@ -126,11 +125,9 @@ class EdgeMiddleware:
                 self._untaken -= answer.body_bytes
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        compatible_path = normalized_path(scope.get("path", ""))
-        if compatible_path is not None and compatible_path != scope["path"]:
-            # Clients join a base URL and a path naively: answer, do not redirect (not all follow).
-            raw_path = urllib.parse.quote(compatible_path).encode("ascii")  # raw_path is percent-encoded
-            scope = {**scope, "path": compatible_path, "raw_path": raw_path}
+        libretranslate = edge_request(scope)
+        if libretranslate is not None:
+            scope = libretranslate.scope
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, _ErrorRewriter(send, scope["method"]))
             return
@@ -144,7 +141,7 @@ class EdgeMiddleware:
             message = "this server's API keys are misconfigured (its log says how); retry later"
             await _refuse(send, receive, 503, {"error": message})
             return
-        compatible = compatible_path is not None
+        compatible = libretranslate is not None
         if self.keys is not None and not compatible:
             refusal = self.keys.refusal(scope.get("headers", ()))
             if refusal is not None:
@@ -153,7 +150,7 @@ class EdgeMiddleware:
                 return
         media_type = _media_type(scope)
         accepted = media_type in _JSON_TYPES or media_type.endswith("+json")
-        if not accepted and not (compatible and media_type in _FORM_TYPES):
+        if not accepted and not (libretranslate is not None and media_type in libretranslate.media_types):
             # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
             message = f"Content-Type {media_type!r} is not supported; send application/json"
             await _refuse(send, receive, 415, {"error": message})
@@ -166,7 +163,8 @@ class EdgeMiddleware:
         if self.admission is not None and self.admission.full():
             await _refuse(send, receive, 429, self._too_many())
             return
-        if scope["path"] in _ENGINE_ROUTES and (late := self._forecast_late(scope)) is not None:
+        queued = libretranslate.queued if libretranslate is not None else scope["path"] == _TRANSLATION_PATH
+        if queued and (late := self._forecast_late(scope)) is not None:
             if self._held < self.held_refusals_max:
                 self._held += 1
                 try:
@@ -318,8 +316,9 @@ class _TimedAnswer:
 
 
 _CLOSE = [(b"connection", b"close")]
-# The routes whose requests queue for the model: only those are refused from the engine's forecast.
-_ENGINE_ROUTES = frozenset({"/translation", TRANSLATE_PATH})
+# The native API's route (service.py's `translation`), which waits in the model's queue: only
+# requests that do are refused from the engine's forecast.
+_TRANSLATION_PATH = "/translation"
 _CROWDED = "too many request bodies arriving at once; retry later"
 
 
@@ -336,8 +335,6 @@ LINGER_IDLE_SECONDS = 5.0
 
 # What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
 _JSON_TYPES = {"", "application/json", "text/plain"}
-# LibreTranslate clients send forms (libretranslatepy, Discourse, Nextcloud).
-_FORM_TYPES = {"application/x-www-form-urlencoded", "multipart/form-data"}
 
 
 def _media_type(scope: Scope) -> str:
