@@ -17,28 +17,26 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
-from collections.abc import Awaitable, Callable
-from http import HTTPStatus
+from collections.abc import Callable
 from typing import Any
 
 from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys
+from translator.api.json_errors import ErrorRewriter
 from translator.api.libretranslate import edge_request
+from translator.api.refusal import Misconfigured, TooManyRequests, UnsupportedMediaType, refuse
 from translator.api.request_options import priority_of
 from translator.config import ConfigError
 from translator.contract import limits
 from translator.contract.engine_load import LoadReader
 from translator.contract.errors import (
-    RETRY_AFTER_SECONDS,
     ClientClosed,
     PayloadTooLarge,
     RequestTimeout,
     TranslationError,
     Unavailable,
-    validation_message,
 )
 
 logger = logging.getLogger(__name__)
@@ -110,7 +108,7 @@ class EdgeMiddleware:
                 logger.exception("%s %s failed before an answer", scope["method"], scope.get("path"))
                 if answer.started:
                     raise
-                await _send_json(answer.send, 500, {"error": "internal error before the request was handled"}, _CLOSE)
+                await refuse(answer.send, TranslationError("internal error before the request was handled"), close=True)
         except _AnswerNotTaken as exc:
             # The client does not read its answer. Closing cannot free what it was sent: uvicorn's
             # close waits for the unread bytes to leave, for as long as the client keeps the socket
@@ -129,39 +127,37 @@ class EdgeMiddleware:
         if libretranslate is not None:
             scope = libretranslate.scope
         if scope["method"] not in ("POST", "PUT", "PATCH"):
-            await self.app(scope, receive, _ErrorRewriter(send, scope["method"]))
+            await self.app(scope, receive, ErrorRewriter(send, scope["method"]))
             return
         # What the headers decide is decided before the body is read: those refusals cost no read
         # and no parse, and none of them holds an admission slot while the rest of the body is
         # discarded.
         if self._untaken > self.max_untaken_bytes:
-            await _refuse(send, receive, 429, {"error": "too many answers not read by their clients; retry later"})
+            await refuse(send, TooManyRequests("too many answers not read by their clients; retry later"), receive)
             return
         if self.keys_problem is not None:
             message = "this server's API keys are misconfigured (its log says how); retry later"
-            await _refuse(send, receive, 503, {"error": message})
+            await refuse(send, Misconfigured(message), receive)
             return
         compatible = libretranslate is not None
         if self.keys is not None and not compatible:
             refusal = self.keys.refusal(scope.get("headers", ()))
             if refusal is not None:
-                extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in refusal.headers().items()]
-                await _refuse(send, receive, refusal.status, refusal.body(), extra)
+                await refuse(send, refusal, receive)
                 return
         media_type = _media_type(scope)
         accepted = media_type in _JSON_TYPES or media_type.endswith("+json")
         if not accepted and not (libretranslate is not None and media_type in libretranslate.media_types):
             # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
             message = f"Content-Type {media_type!r} is not supported; send application/json"
-            await _refuse(send, receive, 415, {"error": message})
+            await refuse(send, UnsupportedMediaType(message), receive)
             return
         declared = _declared_length(scope)
         if declared is not None and declared > self.max_body_bytes:
-            error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
-            await _refuse(send, receive, error.status, error.body())
+            await refuse(send, PayloadTooLarge("request body in bytes", self.max_body_bytes), receive)
             return
         if self.admission is not None and self.admission.full():
-            await _refuse(send, receive, 429, self._too_many())
+            await refuse(send, self._too_many(), receive)
             return
         queued = libretranslate.queued if libretranslate is not None else scope["path"] == _TRANSLATION_PATH
         if queued and (late := self._forecast_late(scope)) is not None:
@@ -171,18 +167,17 @@ class EdgeMiddleware:
                     await asyncio.sleep(min(self.refusal_hold_s, late.retry_after_s))
                 finally:
                     self._held -= 1
-            await _refuse(send, receive, late.status, late.body(), _header_pairs(late.headers()))
+            await refuse(send, late, receive)
             return
         if declared is not None and self._arriving + declared > self.max_arriving_bytes:
-            await _refuse(send, receive, 429, {"error": _CROWDED})
+            await refuse(send, TooManyRequests(_CROWDED), receive)
             return
         read = _BodyRead()
         try:
             await asyncio.wait_for(self._read_body(receive, read), self.body_timeout_s)
         except TimeoutError:
             # Not lingering: a client this slow would hold the connection as long again.
-            timeout = RequestTimeout(self.body_timeout_s)
-            await _send_json(send, timeout.status, timeout.body(), _CLOSE)
+            await refuse(send, RequestTimeout(self.body_timeout_s), close=True)
             return
         finally:
             self._arriving -= read.charged
@@ -191,24 +186,24 @@ class EdgeMiddleware:
             # the void: uvicorn drops it), since BentoML's middlewares around this one wait for a
             # response: returning without one left an API worker unable to shut down.
             gone = ClientClosed("the client closed the connection before the end of its body")
-            await _send_json(send, gone.status, gone.body(), _CLOSE)
+            await refuse(send, gone, close=True)
             return
         if read.crowded:
-            await _refuse(send, receive if not read.ended else None, 429, {"error": _CROWDED})
+            await refuse(send, TooManyRequests(_CROWDED), receive if not read.ended else None)
             return
         if read.too_large:
             error = PayloadTooLarge("request body in bytes", self.max_body_bytes)
-            await _refuse(send, receive if not read.ended else None, error.status, error.body())
+            await refuse(send, error, receive if not read.ended else None)
             return
         body = b"".join(read.chunks)
-        rewriter = _ErrorRewriter(send, scope["method"])
+        rewriter = ErrorRewriter(send, scope["method"])
         if self.admission is None:
             await self.app(scope, _replay(body, receive), rewriter)
             return
         # The slot is taken once the body is complete and given back once the answer is ready:
         # neither a slow upload nor a client that does not read its answer holds one.
         if not self.admission.try_acquire():
-            await _refuse(send, None, 429, self._too_many())
+            await refuse(send, self._too_many())
             return
         admission, held = self.admission, True
 
@@ -248,9 +243,9 @@ class EdgeMiddleware:
             retry_after_s=late,
         )
 
-    def _too_many(self) -> dict[str, Any]:
+    def _too_many(self) -> TranslationError:
         assert self.admission is not None
-        return {"error": f"too many requests in flight (limit {self.admission.limit}); retry later"}
+        return TooManyRequests(f"too many requests in flight (limit {self.admission.limit}); retry later")
 
     async def _read_body(self, receive: Receive, read: _BodyRead) -> None:
         """Read the body into `read`, each chunk charged to the bytes this worker is receiving:
@@ -315,23 +310,11 @@ class _TimedAnswer:
             raise _AnswerNotTaken(f"the client took no part of its answer within {self.timeout_s:.0f} s") from None
 
 
-_CLOSE = [(b"connection", b"close")]
 # The native API's route (service.py's `translation`), which waits in the model's queue: only
 # requests that do are refused from the engine's forecast.
 _TRANSLATION_PATH = "/translation"
 _CROWDED = "too many request bodies arriving at once; retry later"
 
-
-# After an early refusal (413, 415, 429) the rest of the body is still arriving. Closing then makes
-# the kernel answer it with a reset, and clients that send the whole body before reading (Python's
-# urllib) see "connection reset" instead of the answer. So the server keeps reading and discarding
-# ("lingering close", as nginx and Apache do) until the body ends, the client goes, or one of these
-# bounds is reached; then it closes. Nothing read is kept.
-LINGER_MAX_BYTES = 64 * 1024 * 1024
-LINGER_MAX_SECONDS = 30.0
-# A client silent this long is not sending a body any more (e.g. one that sent Expect: 100-continue
-# and got its answer instead).
-LINGER_IDLE_SECONDS = 5.0
 
 # What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
 _JSON_TYPES = {"", "application/json", "text/plain"}
@@ -362,141 +345,3 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
-
-
-class _ErrorRewriter:
-    """Passes successful responses through untouched; buffers error responses and rewrites them."""
-
-    def __init__(self, send: Send, method: str) -> None:
-        self.send = send
-        self.method = method
-        self.start: Message | None = None
-        self.chunks: list[bytes] = []
-
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            if message["status"] < 400 or self.method == "HEAD":
-                await self.send(message)
-                return
-            self.start = message
-            return
-        if self.start is None or message["type"] != "http.response.body":
-            await self.send(message)
-            return
-        self.chunks.append(message.get("body", b""))
-        if message.get("more_body", False):
-            return
-        status = self.start["status"]
-        headers = [
-            (k, v) for k, v in self.start.get("headers", []) if k.lower() not in (b"content-length", b"content-type")
-        ]
-        body = error_body(status, b"".join(self.chunks))
-        await _send_json(self.send, status, body, headers)
-
-
-def error_body(status: int, raw: bytes) -> dict[str, Any]:
-    """Turn whatever BentoML or Starlette answered into `{"error": <message>, ...}`."""
-    try:
-        data = json.loads(raw) if raw else None
-    except ValueError:
-        data = None
-    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict):
-        data = data[0]
-    if isinstance(data, dict) and "error" in data:
-        detail = data.get("detail")
-        if status == 400 and isinstance(detail, list) and detail and isinstance(detail[0], dict):
-            # A pydantic failure: BentoML's message is "N validation error(s) for Input".
-            return {"error": validation_message(detail), "detail": detail}
-        if isinstance(data["error"], str):
-            return data
-    text = raw.decode("utf-8", "replace").strip() if raw and data is None else ""
-    reason = _reason(status)
-    return {"error": text if text and text != reason else reason}
-
-
-def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return f"HTTP {status}"
-
-
-def _header_pairs(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-
-
-async def _refuse(
-    send: Send,
-    receive: Receive | None,
-    status: int,
-    body: dict[str, Any],
-    headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    """Answer before the request body has been read (all of it, or at all); `receive` is None when
-    its end has been read already.
-
-    The answer goes out whole at once (clients that read while sending, like curl, have it), the
-    connection is marked to close (the rest of the body is not going to be parsed as a next
-    request), and the response is completed only after the rest of the body has been discarded,
-    within bounds: the server closes the socket only then, so the kernel does not answer the body
-    still in flight with a reset that clients sending the whole body before reading (urllib,
-    requests) would see instead of this answer. `receive` still yields the body while the response
-    is incomplete, under uvicorn's h11 and httptools protocols alike; once it is complete, uvicorn
-    stops delivering it.
-    """
-    if receive is None:
-        await _send_json(send, status, body, headers)
-        return
-    closing = [*(headers or []), (b"connection", b"close")]
-    await _send_json(send, status, body, closing, before_end=lambda: _discard_body(receive))
-
-
-async def _discard_body(
-    receive: Receive,
-    max_bytes: int = LINGER_MAX_BYTES,
-    max_seconds: float = LINGER_MAX_SECONDS,
-    idle_seconds: float = LINGER_IDLE_SECONDS,
-) -> int:
-    """Read and drop the rest of a request body, bounded in bytes and time; the bytes dropped."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + max_seconds
-    discarded = 0
-    while discarded <= max_bytes:
-        wait = min(idle_seconds, deadline - loop.time())
-        if wait <= 0:
-            break
-        try:
-            message = await asyncio.wait_for(receive(), wait)
-        except TimeoutError:
-            break
-        if message["type"] != "http.request":
-            break
-        discarded += len(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return discarded
-
-
-async def _send_json(
-    send: Send,
-    status: int,
-    body: dict[str, Any],
-    headers: list[tuple[bytes, bytes]] | None = None,
-    before_end: Callable[[], Awaitable[Any]] | None = None,
-) -> None:
-    payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    out = list(headers or [])
-    out += [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    if status in (429, 503) and not any(k.lower() == b"retry-after" for k, _ in out):
-        out.append((b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": out})
-    # The body goes out first and the end of the response separately, as BentoML's own responses
-    # do: BentoML 1.4.39's access log (outside this middleware) decodes the request's Content-Type
-    # as UTF-8 on the *final* body message, before passing it on, and raises on a non-UTF-8 one
-    # (`Content-Type: application/json\xff`). With body and end in one message the client got the
-    # headers and no body; this way it gets the whole JSON error and only the end marker is lost
-    # (the connection is then closed). Found by tests/e2e/test_fuzz.py.
-    await send({"type": "http.response.body", "body": payload, "more_body": True})
-    if before_end is not None:
-        await before_end()
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
