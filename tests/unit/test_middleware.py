@@ -348,7 +348,7 @@ def test_bodies_arriving_at_once_are_bounded_in_bytes_received_per_worker():
 
         slow = asyncio.ensure_future(middleware(scope(80), slow_receive, send))
         await asyncio.sleep(0.02)
-        assert middleware._arriving == 80
+        assert middleware.bodies.arriving == 80
         # 80 received + 50 declared > 100: refused before reading; chunked, refused as it arrives.
         for length in (50, None):
             refused = Client(b"y" * 50)
@@ -361,7 +361,7 @@ def test_bodies_arriving_at_once_are_bounded_in_bytes_received_per_worker():
         await asyncio.wait_for(slow, 5)
         after = Client(b"w" * 90)
         await middleware(scope(90), after.receive, after.send)
-        assert after.status == 200 and middleware._arriving == 0
+        assert after.status == 200 and middleware.bodies.arriving == 0
 
     asyncio.run(scenario())
 
@@ -398,7 +398,7 @@ def test_connections_that_send_headers_and_no_body_take_no_arriving_bytes():
         for task in silent:
             task.cancel()
         await asyncio.gather(*silent, return_exceptions=True)
-        assert middleware._arriving == 0
+        assert middleware.bodies.arriving == 0
 
     asyncio.run(scenario())
 
@@ -424,7 +424,7 @@ def test_a_body_cut_short_by_a_disconnect_never_reaches_the_app():
 
     middleware = EdgeMiddleware(app, admission=fresh_admission(2))
     asyncio.run(middleware({"type": "http", "method": "POST", "path": "/translation", "headers": []}, receive, send))
-    assert not called and middleware._arriving == 0
+    assert not called and middleware.bodies.arriving == 0
     # Answered all the same (uvicorn drops it): BentoML's middlewares wait for a response.
     assert sent[0]["status"] == 499
 
@@ -455,18 +455,18 @@ def test_the_slot_is_given_back_when_the_answer_is_ready_and_an_unread_answer_is
         stuck = asyncio.ensure_future(middleware(scope, stuck_receive, never_read))
         await asyncio.sleep(0.5)  # past the send time limit
         assert held == [0, 0]  # the answer started, and its body was sent, with the slot given back
-        assert not stuck.done() and middleware._untaken == len(b"a big answer")
+        assert not stuck.done() and middleware.unread.bytes == len(b"a big answer")
         after = Client(b"next")
         await middleware(scope, after.receive, after.send)
         assert after.status == 200 and admission.in_flight() == 0  # under the bound: served
-        middleware._untaken += 10  # past it (15 bytes): refused until the client goes
+        middleware.unread.bytes += 10  # past it (15 bytes): refused until the client goes
         refused = Client(b"refused")
         await middleware(scope, refused.receive, refused.send)
         assert refused.status == 429 and "not read" in refused.answer()["error"]
-        middleware._untaken -= 10
+        middleware.unread.bytes -= 10
         gone.set()
         await asyncio.wait_for(stuck, 5)
-        assert middleware._untaken == 0
+        assert middleware.unread.bytes == 0
 
     asyncio.run(scenario())
 
