@@ -198,7 +198,7 @@ def test_no_translation_request_in_the_log_was_answered_500(server):
 
 
 # 200,000 short records, about 6 MB: Python's urllib got "Connection reset by peer" instead of the
-# 413, since the server closed while the body was still arriving (translator/api/middleware.py).
+# 413, since the server closed while the body was still arriving (translator/api/refusal.py).
 BIG_BODY = json.dumps(request_for("en", "ja", [(str(i), "a") for i in range(200_000)])).encode()
 REFUSALS = {
     413: ("application/json", f"exceeds the limit of {limits.MAX_BODY_BYTES}"),

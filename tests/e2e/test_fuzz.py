@@ -624,7 +624,7 @@ def test_content_types(server, content_type, status):
 )
 def test_content_type_header_that_is_not_utf8(server, content_type, status):
     # BentoML's access log decodes this header as UTF-8 and raises on the last body message; the
-    # client must still get the whole answer (see _send_json in translator/api/middleware.py).
+    # client must still get the whole answer (see send_json in translator/api/json_errors.py).
     data = json.dumps({"payload": CONTRACT}).encode()
     headers = [(b"Content-Type", content_type), (b"Content-Length", str(len(data)).encode())]
     got, response_headers, body = raw_http(server, http_request("POST", "/translation", headers, data))

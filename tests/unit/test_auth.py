@@ -111,7 +111,7 @@ def test_the_key_is_checked_before_admission_and_the_body() -> None:
     assert call(middleware, "POST", [])[0] == 401
     assert call(middleware, "POST", [(b"authorization", b"Bearer " + OTHER.encode())])[0] == 403
     assert call(middleware, "POST", [(b"authorization", b"Bearer " + KEY.encode())])[0] == 429
-    assert full.in_flight() == 1 and middleware._arriving == 0
+    assert full.in_flight() == 1 and middleware.bodies.arriving == 0
 
 
 def test_keys_asked_for_but_not_given_refuse_every_post(monkeypatch) -> None:

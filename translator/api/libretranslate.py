@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import urllib.parse
 from collections.abc import Callable, Collection
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from translator.api.auth import api_keys, bearer_token, keys_problem
 from translator.api.disconnect import CallerGone
@@ -52,6 +53,8 @@ CORS = {
 }
 # How many candidates `POST detect` lists.
 DETECT_CANDIDATES = 3
+# What clients send besides JSON (libretranslatepy, Discourse, Nextcloud).
+FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 
 class Service(Protocol):
@@ -122,7 +125,7 @@ async def read_params(request: Any) -> dict[str, Any]:
         values = request.query_params.getlist(key)
         params[key] = values[0] if len(values) == 1 else values
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+    if media_type in FORM_TYPES:
         try:
             form = await request.form(max_part_size=limits.MAX_BODY_BYTES)
         except Exception as exc:  # malformed multipart: python-multipart's and Starlette's errors
@@ -312,6 +315,27 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         Route(f"{PREFIX}/frontend/settings", answering(frontend_settings), methods=["GET", "OPTIONS"]),
         Route(f"{PREFIX}/health", answering(health), methods=["GET", "OPTIONS"]),
     ]
+
+
+class EdgeRequest(NamedTuple):
+    """A request to this API as the edge middleware (translator/api/middleware.py) sees it before
+    reading the body. Its API key may come in the body: the routes check it, not the middleware."""
+
+    scope: dict[str, Any]  # with the path as this API's routes declare it
+    queued: bool  # waits in the model's queue, as `POST /translation` does
+    media_types: frozenset[str]  # taken besides JSON
+
+
+def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
+    """The request as this API takes it; None for requests to other APIs."""
+    path = normalized_path(scope.get("path", ""))
+    if path is None:
+        return None
+    if path != scope["path"]:
+        # Clients join a base URL and a path naively: answer, do not redirect (not all follow).
+        raw_path = urllib.parse.quote(path).encode("ascii")  # raw_path is percent-encoded
+        scope = {**scope, "path": path, "raw_path": raw_path}
+    return EdgeRequest(scope, queued=path == TRANSLATE_PATH, media_types=FORM_TYPES)
 
 
 def normalized_path(path: str) -> str | None:

@@ -2,7 +2,7 @@
 
 Every error a client can see is a JSON object `{"error": <message>, ...}` whose message names the
 field and the problem. BentoML's own error bodies (lists, generic validation titles) are rewritten
-into the same shape by `translator.api.middleware`, using `validation_message` below.
+into the same shape by `translator.api.json_errors`, using `validation_message` below.
 """
 
 from __future__ import annotations
