@@ -111,6 +111,18 @@ def test_a_process_alive_is_its_owner_and_a_pid_nobody_has_is_not() -> None:
     assert not Owner(2**22 + 7, me.started).alive()
 
 
+def test_a_process_found_gone_is_not_looked_for_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A dead worker's slot is read on every request until a new worker takes it over.
+    gone = Owner(2**22 + 7, 0.0)
+    assert not gone.alive()
+
+    def looked_for(pid: int) -> Owner | None:
+        raise AssertionError("looked for again")
+
+    monkeypatch.setattr(Owner, "of", looked_for)
+    assert not gone.alive()
+
+
 def test_a_pid_given_to_another_process_is_not_its_owner() -> None:
     me = Owner.current()
     # The same pid, a process started one clock tick later (or earlier): not the one recorded.

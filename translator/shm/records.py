@@ -69,12 +69,14 @@ class Owner:
     `boot_time()`, both public, with the boot time read before and after (a step in between is
     seen, and the reading done again): the ticks since boot, which no step moves. A reader that
     has matched a recorded owner to a live process keeps psutil's `Process` and asks its
-    `is_running()` from then on: psutil's own check of pid reuse, without the boot time.
+    `is_running()` from then on: psutil's own check of pid reuse, without the boot time. One found
+    gone is gone for good, and not looked for again.
     """
 
     pid: int
     started: float  # seconds since boot
     _process: psutil.Process | None = field(default=None, compare=False, repr=False)
+    _gone: bool = field(default=False, compare=False, repr=False)
 
     @classmethod
     def current(cls) -> Owner:
@@ -101,16 +103,20 @@ class Owner:
 
     def alive(self) -> bool:
         """Whether this process still runs: not gone, not a zombie, its pid not given to another."""
+        if self._gone:
+            return False
         if self._process is None:
             now = Owner.of(self.pid)
             if now is None or abs(now.started - self.started) >= _SAME_START_S:
-                return False
-            self._process = now._process
-            return True
+                self._gone = True
+            else:
+                self._process = now._process
+            return not self._gone
         try:
-            return self._process.is_running() and self._process.status() != psutil.STATUS_ZOMBIE
+            self._gone = not self._process.is_running() or self._process.status() == psutil.STATUS_ZOMBIE
         except psutil.NoSuchProcess:
-            return False
+            self._gone = True
+        return not self._gone
 
 
 class Record(NamedTuple):
