@@ -14,7 +14,6 @@ from typing import Annotated, Any
 import bentoml
 from pydantic import Field
 
-from translator.api.admission import SharedInFlight, slots_for
 from translator.api.auth import api_keys, keys_problem
 from translator.api.disconnect import CallerGone, unless_disconnected
 from translator.api.engine_client import EngineClient
@@ -23,14 +22,15 @@ from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
 from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
-from translator.contract.engine_load import LoadPublisher, LoadReader
-from translator.contract.engine_process import EngineProcess, announce_engine, withdraw_engine
 from translator.contract.errors import ClientClosed, TranslationError, http_response
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
 from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
 from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
 from translator.engine.scheduler import Refused, Scheduler, SchedulerSettings
 from translator.loop_lag import LoopLagMonitor, prometheus_recorder
+from translator.shm.engine_load import LoadPublisher, LoadReader
+from translator.shm.engine_process import EngineProcess, announce_engine, withdraw_engine
+from translator.shm.in_flight import SharedInFlight, slots_for
 
 with bentoml.importing():
     from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver
@@ -220,7 +220,7 @@ class Translation:
         return http_response(exc)
 
 
-# The engine's forecast of its queue, as each API worker reads it (translator/contract/engine_load.py):
+# The engine's forecast of its queue, as each API worker reads it (translator/shm/engine_load.py):
 # the middleware refuses what the engine would refuse before reading the body, sizing a request
 # like the recent ones its handler sent.
 ENGINE_LOAD = LoadReader()

@@ -160,7 +160,7 @@ class Point:
 def server_cpu(server: Server) -> dict[int, tuple[float, bool]]:
     """CPU seconds (user + system) of each process of the server, and whether it is an engine: the
     rest are the API workers and BentoML's own (its arbiter, which does next to nothing)."""
-    from translator.contract.engine_process import engine_pids
+    from translator.shm.engine_process import engine_pids
 
     try:
         root = psutil.Process(server.process.pid)

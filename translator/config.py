@@ -171,7 +171,7 @@ class Admission:
     # Requests in flight on the HTTP service (all workers together) before new ones get 429.
     # Enforced by translator.api.middleware rather than BentoML's `traffic.max_concurrency`, whose 429
     # has no Retry-After and comes from a middleware outside any the service can add. Counted
-    # across the workers together (translator/api/admission.py), not split between them.
+    # across the workers together (translator/shm/in_flight.py), not split between them.
     max_concurrency: Positive = 256
 
 

@@ -112,7 +112,7 @@ def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_
 ) -> None:
     # Bulk clients that send again at once after a 503 (no Retry-After honoured), about twice the
     # work the engine can answer within max_latency_ms: once the engine's queue is full, its
-    # published state (translator/contract/engine_load.py) lets the API workers refuse them from
+    # published state (translator/shm/engine_load.py) lets the API workers refuse them from
     # the headers, before the body is read, parsed or sent to the engine, and after a pause;
     # interactive requests beside the storm are answered, exactly.
     tmp = tmp_path_factory.mktemp("storm")

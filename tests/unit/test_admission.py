@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from translator.api.admission import MIN_SLOTS, SharedInFlight, slots_for
+from translator.shm.in_flight import MIN_SLOTS, SharedInFlight, slots_for
 
 
 def hold(path: str, limit: int, n: int, ready, release, admitted) -> None:

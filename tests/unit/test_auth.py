@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator.api.admission import SharedInFlight
 from translator.api.auth import ApiKeys, bearer_token
 from translator.api.middleware import EdgeMiddleware
 from translator.config import Auth, ConfigError, load_settings
+from translator.shm.in_flight import SharedInFlight
 
 KEY = "k" * 16
 OTHER = "another-key-0123456789"

@@ -193,7 +193,7 @@ def test_sections_validate_when_built_in_code_too():
 def test_workers_cpu_count_is_accepted_and_passed_on(tmp_path):
     settings = load_settings(write(tmp_path, {"services": {API_SERVICE: {"workers": "cpu_count"}}}))
     # Passed on to BentoML unchanged; it starts one worker per CPU. Admission is one count across
-    # the workers (translator/api/admission.py), so nothing here needs to know how many.
+    # the workers (translator/shm/in_flight.py), so nothing here needs to know how many.
     assert settings.api_service["workers"] == "cpu_count"
     assert settings.admission.max_concurrency == 256
     for bad in (0, -1, "two"):

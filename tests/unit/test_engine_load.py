@@ -1,5 +1,6 @@
-"""The engine's published queue state (translator/contract/engine_load.py) and the early refusal
-the API workers make from it (translator/api/middleware.py)."""
+"""The engine's published queue state (translator/contract/engine_load.py), its publishing
+(translator/shm/engine_load.py) and the early refusal the API workers make from it
+(translator/api/middleware.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 
 from tests.unit.test_middleware import echo_app, run_app
 from translator.api.middleware import EdgeMiddleware
-from translator.contract.engine_load import _RECORD, LoadPublisher, LoadReader, QueueState
+from translator.contract.engine_load import QueueState
 from translator.contract.protocol import Priority
+from translator.shm.engine_load import LoadPublisher, LoadReader
+from translator.shm.records import Owner
 
 # A busy engine: 2 s of batch left, full batches of 8 pieces at 5 s, 100 bulk pieces queued.
 BUSY = QueueState(running=True, running_left_s=2.0, full_batch_s=5.0, batch_size=8, ahead=(0, 100))
@@ -53,7 +56,7 @@ def test_an_early_refusal_needs_every_engine_to_forecast_it(tmp_path):
     base = tmp_path / "engine-load"
     busy = LoadPublisher(base)
     busy.publish(BUSY, 60.0)
-    other = LoadPublisher(base, pid=os.getppid())  # a second engine process (a live pid)
+    other = LoadPublisher(base, owner=Owner.of(os.getppid()))  # a second engine process (a live one)
     other.publish(IDLE, 60.0)
     reader = LoadReader(base)
     assert reader.late_by(Priority.BULK) is None  # one engine would admit it
@@ -71,9 +74,12 @@ def test_a_torn_write_is_never_read(tmp_path):
     publisher.publish(BUSY, 60.0)
     reader = LoadReader(base)
     good = reader.late_by(Priority.BULK)
-    # A write caught halfway: the sequence numbers at its two ends differ.
-    torn = _RECORD.pack(7, time.monotonic(), 60.0, 1.0, 2.0, 500.0, 8.0, 0.0, 100.0, 6)
-    os.pwrite(publisher._fd, torn, 0)
+    # A write caught halfway: its sequence number odd, its values half new.
+    me, record = publisher.owner, publisher._records.layout
+    torn = record.pack(7, me.pid, me.started, 1, time.monotonic(), 60.0, 1.0, 2.0, 500.0, 8.0, 0.0, 100.0)
+    fd = os.open(publisher.path, os.O_WRONLY)
+    os.pwrite(fd, torn, 0)
+    os.close(fd)
     assert reader.late_by(Priority.BULK) == pytest.approx(good, abs=0.5)
     publisher.close()
 
@@ -145,7 +151,7 @@ def test_the_file_of_an_engine_that_died_is_not_read(tmp_path):
     base = tmp_path / "engine-load"
     busy = LoadPublisher(base)
     busy.publish(BUSY, 60.0)
-    dead = LoadPublisher(base, pid=2**22 + 7)  # above any pid_max: no such process
+    dead = LoadPublisher(base, owner=Owner(2**22 + 7, 0.0))  # above any pid_max: no such process
     dead.publish(IDLE, 60.0)  # stale and in time: it would veto every early refusal
     assert LoadReader(base).late_by(Priority.BULK) is not None
     dead.close()

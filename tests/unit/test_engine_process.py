@@ -12,15 +12,24 @@ from pathlib import Path
 
 import psutil
 
-from translator.contract.engine_process import EngineProcess, announce_engine, server_file, withdraw_engine
+from translator.shm.engine_process import EngineProcess, announce_engine, withdraw_engine
+from translator.shm.records import Owner, Records
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def recorded(path: Path) -> Owner | None:
+    """The process an engine's record names (the record is its owner alone)."""
+    records = Records.open(path, "")
+    record = records.read(0)
+    records.close()
+    return None if record is None else record[0]
 
 
 def start_engine(base: Path) -> subprocess.Popen:
     """Another process that records itself as an engine under `base`, then waits."""
     code = (
-        "import pathlib; from translator.contract.engine_process import announce_engine; "
+        "import pathlib; from translator.shm.engine_process import announce_engine; "
         f"announce_engine(pathlib.Path({str(base)!r})); input()"
     )
     engine = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE)
@@ -49,7 +58,7 @@ def test_nothing_recorded_is_no_evidence_of_a_death(tmp_path: Path) -> None:
 
 def test_a_running_engine_has_not_exited(tmp_path: Path) -> None:
     path = announce_engine(tmp_path / "engine")
-    assert path is not None and path.read_text().split()[0] == str(os.getpid())
+    assert path is not None and recorded(path) == Owner.current()
     assert EngineProcess(tmp_path / "engine").exited() is False
 
 
@@ -88,10 +97,14 @@ def test_with_two_engines_one_dead_is_not_a_death_and_a_new_one_clears_old_recor
 def test_a_pid_given_to_another_process_reads_as_dead(tmp_path: Path) -> None:
     path = announce_engine(tmp_path / "engine")
     assert path is not None
-    pid, started = path.read_text().split()
-    # Recorded in clock ticks since boot where /proc exists: a wall-clock step changes nothing.
-    assert started.isdigit() or not Path("/proc/self/stat").exists()
-    path.write_text(f"{pid} {int(started) + 1 if started.isdigit() else float(started) + 5}\n")
+    owner = recorded(path)
+    # Recorded in seconds since boot, not since the epoch: a wall-clock step changes nothing
+    # (tests/unit/test_shm_records.py steps the clock).
+    assert owner is not None and 0 < owner.started <= time.time() - psutil.boot_time() + 1
+    # The same pid, started one clock tick later: another process.
+    records = Records.create(path, "")
+    records.write(0, Owner(owner.pid, owner.started + 0.01), ())
+    records.close()
     assert EngineProcess(tmp_path / "engine").exited() is True
 
 
@@ -99,10 +112,6 @@ def test_withdraw_removes_this_engines_record(tmp_path: Path) -> None:
     path = announce_engine(tmp_path / "engine")
     withdraw_engine(path)
     assert path is not None and not path.exists()
-
-
-def test_the_files_are_named_after_the_server_all_its_processes_share() -> None:
-    assert server_file("engine").name == f"translator-engine-{os.getppid()}"
 
 
 def test_an_engine_that_cannot_write_its_record_still_starts(tmp_path: Path) -> None:

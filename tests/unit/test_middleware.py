@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from harness.servers import free_port
-from translator.api.admission import SharedInFlight
 from translator.api.middleware import EdgeMiddleware
 from translator.api.routes import languages_body
 from translator.contract import limits
+from translator.shm.in_flight import SharedInFlight
 
 
 def run_app(middleware: EdgeMiddleware, body: bytes, headers=()):

@@ -1,5 +1,6 @@
 """The product package shows its two processes (docs/architecture.md): the API workers' room never
-imports the engine's, the engine's never the API's, and the contract between them imports neither.
+imports the engine's, the engine's never the API's, and the contract between them imports neither,
+nor does the shared memory both of them use (translator/shm).
 Read from the source, so a forbidden import fails here before it fails in a process."""
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[2] / "translator"
 FORBIDDEN = {
     "api": ("translator.engine",),
     "engine": ("translator.api",),
-    "contract": ("translator.api", "translator.engine", "translator.text"),
+    "contract": ("translator.api", "translator.engine", "translator.text", "translator.shm"),
     "text": ("translator.api", "translator.engine"),
+    # Shared memory between the processes: both rooms build on it, so it builds on neither.
+    "shm": ("translator.api", "translator.engine", "translator.text"),
 }
 
 

@@ -8,7 +8,7 @@ a gate:
 - **up**: calls pass. A watchdog asks the engine's `/readyz` every few seconds with a short
   timeout; several failures in a row, or a dropped connection that a probe does not explain away,
   close the gate. The engine's process is checked too, a few times a second and before each
-  call (translator/contract/engine_process.py): its death closes every worker's gate at once,
+  call (translator/shm/engine_process.py): its death closes every worker's gate at once,
   not only that of a worker whose call it dropped.
 - **down**: calls are refused at once (503, Retry-After), and a recovery loop probes twice a
   second until the engine says ready again (it says so only after its warm-up). The gate starts

@@ -16,9 +16,9 @@ from translator.api.disconnect import unless_disconnected
 from translator.api.engine_client import EngineClient
 from translator.api.pipeline import translate_payload
 from translator.api.request_options import deadline_ms_of, priority_of
-from translator.contract.engine_load import LoadReader
 from translator.contract.protocol import Piece
 from translator.contract.schemas import Payload, TranslationResult
+from translator.shm.engine_load import LoadReader
 
 
 class RequestHandler:

@@ -26,7 +26,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from translator.api.admission import SharedInFlight
 from translator.api.answer_timing import TimedAnswer, UnreadAnswers, not_taken
 from translator.api.auth import ApiKeys
 from translator.api.json_errors import ErrorRewriter, Message, Send
@@ -36,8 +35,9 @@ from translator.api.request_body import BodyReader, replay
 from translator.api.request_options import priority_of
 from translator.config import ConfigError
 from translator.contract import limits
-from translator.contract.engine_load import LoadReader
 from translator.contract.errors import TranslationError, Unavailable
+from translator.shm.engine_load import LoadReader
+from translator.shm.in_flight import SharedInFlight
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +244,7 @@ class EdgeMiddleware:
     def _forecast_late(self, scope: Scope) -> Unavailable | None:
         """The engine's refusal of this request, when its forecast says it would refuse it: a
         client that ignores Retry-After then costs a header parse, not a body read, a parse, a
-        split and an engine round trip (translator/contract/engine_load.py)."""
+        split and an engine round trip (translator/shm/engine_load.py)."""
         if self.engine_load is None:
             return None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}

@@ -26,7 +26,7 @@ MAX_ARRIVING_BODY_BYTES = 64 * MAX_BODY_BYTES
 # leave): their bytes are counted, and past MAX_UNTAKEN_ANSWER_BYTES per worker new requests get 429.
 SEND_TIMEOUT_S = 60.0
 MAX_UNTAKEN_ANSWER_BYTES = 64 * MAX_BODY_BYTES
-# A request refused from the engine's forecast (translator/contract/engine_load.py) gets its 503
+# A request refused from the engine's forecast (translator/shm/engine_load.py) gets its 503
 # after this long (or its Retry-After, if sooner): a client that ignores Retry-After and sends again
 # at once would otherwise spin, taking the API workers' CPU from the model however cheap each
 # refusal is. Held, it costs an open connection and no CPU; past HELD_REFUSALS_MAX such

@@ -3,32 +3,26 @@
 A limit split evenly between the workers (`max_concurrency / workers` each) refuses requests
 below the total, because the kernel does not spread connections evenly between processes that
 accept on one socket: 240 clients under a limit of 256 got 688 refusals in 2,065 requests. So the
-workers share one count, in a small memory-mapped file next to each other (in /dev/shm where it
-exists): each worker owns one slot (its pid and its count in flight) and writes only that, and
+workers share one count, in a small memory-mapped file (translator/shm/records.py): each worker
+owns one slot (a record of its count in flight, stamped with the worker) and writes only that, and
 every admission decision reads the sum of all slots. Two workers admitting in the same instant
 can overshoot the limit by one each; no request is refused below it.
 
 A worker that dies leaves its slot behind; the slot is taken over by the next worker that starts
-(the arbiter respawns it), and a full-looking server re-checks that every counted pid still lives
-before refusing. The table has a slot for every worker the configuration starts, twice over (a
-respawned worker may start before its predecessor is seen dead), and never fewer than 64.
+(the arbiter respawns it), and a full-looking server re-checks that every counted worker still
+lives before refusing. The table has a slot for every worker the configuration starts, twice
+over (a respawned worker may start before its predecessor is seen dead), and never fewer than 64.
 """
 
 from __future__ import annotations
 
-import fcntl
-import logging
-import mmap
 import os
-import struct
 from pathlib import Path
 
-from translator.contract.engine_process import server_file
-
-logger = logging.getLogger(__name__)
+from translator.shm.records import Owner, Records, server_file
 
 MIN_SLOTS = 64
-_SLOT = struct.Struct("<qq")  # pid, requests in flight
+_SLOT = "q"  # requests in flight
 
 
 def slots_for(workers: int | str) -> int:
@@ -49,9 +43,9 @@ class SharedInFlight:
         self.slots = slots
         # Resolved in the worker, at first use: the parent that workers share is the server.
         self.path = path
-        self._map: mmap.mmap | None = None
+        self._table: Records | None = None
+        self._owner: Owner | None = None
         self._slot = -1
-        self._pid = -1
         self._count = 0
 
     def full(self) -> bool:
@@ -80,62 +74,51 @@ class SharedInFlight:
 
     def _attach(self) -> None:
         # Lazily, and again after a fork: the slot belongs to a process, not to an object.
-        if self._map is not None and self._pid == os.getpid():
+        if self._table is not None and self._owner is not None and self._owner.pid == os.getpid():
             return
         if self.path is None:
             self.path = server_file("admission")
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                # Every process of the server asks for the same size; a file already larger (made
-                # by a configuration with more workers) is used whole, so all read the same table.
-                size = max(os.fstat(fd).st_size, self.slots * _SLOT.size)
-                if os.fstat(fd).st_size < size:
-                    os.ftruncate(fd, size)
-                self._map = mmap.mmap(fd, size)
-                self.slots = size // _SLOT.size
-                self._pid = os.getpid()
-                self._count = 0
-                self._slot = self._claim()
-                self._write()
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+        if self._table is not None:
+            self._table.close()  # the parent's, copied by the fork
+        self._table = Records.create(self.path, _SLOT, self.slots)
+        self.slots = self._table.count
+        self._owner = Owner.current()
+        self._count = 0
+        with self._table.locked():
+            self._slot = self._claim()
+            self._write()
 
     def _claim(self) -> int:
-        assert self._map is not None
+        assert self._table is not None and self._owner is not None
         free = None
         for slot in range(self.slots):
-            pid, _ = _SLOT.unpack_from(self._map, slot * _SLOT.size)
-            if pid == self._pid:
+            record = self._table.read(slot)
+            if record is None:
+                # Never written is free; being written, or left half written by a worker that
+                # died, is not ours to take.
+                if free is None and not self._table.written(slot):
+                    free = slot
+                continue
+            owner = record.owner
+            if owner.pid == self._owner.pid:
                 return slot
-            if free is None and (pid == 0 or not _alive(pid)):
+            if free is None and not owner.alive():
                 free = slot
         if free is None:
             raise RuntimeError(f"more than {self.slots} processes share {self.path}")
         return free
 
     def _write(self) -> None:
-        assert self._map is not None
-        _SLOT.pack_into(self._map, self._slot * _SLOT.size, self._pid, self._count)
+        assert self._table is not None and self._owner is not None
+        self._table.write(self._slot, self._owner, (self._count,))
 
     def _total(self, check_alive: bool = False) -> int:
-        assert self._map is not None
+        assert self._table is not None and self._owner is not None
         total = 0
-        for slot in range(self.slots):
-            pid, count = _SLOT.unpack_from(self._map, slot * _SLOT.size)
-            if count > 0 and (not check_alive or pid == self._pid or _alive(pid)):
+        for record in self._table.read_all():
+            if record is None:
+                continue
+            owner, (count,) = record
+            if count > 0 and (not check_alive or owner.pid == self._owner.pid or owner.alive()):
                 total += count
         return total
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
