@@ -81,7 +81,9 @@ class Generation:
     forced_new_tokens: Positive | None = None
 
 
-Backend = Literal["auto", "transformers", "ctranslate2"]
+# `simulated`: no model; each call answers with its source after `simulated_batch_s` (the bench's
+# instant and GPU-shaped engines, translator/engine/backends/simulated_backend.py).
+Backend = Literal["auto", "transformers", "ctranslate2", "simulated"]
 # The precision the model runs in. `int8`: weights in 8 bits, on CPU (torch's dynamic quantization
 # of the linear layers under transformers, CTranslate2's int8 kernels). The `int8_*` mixes
 # (int8 weights, half-precision activations) are CTranslate2's, for CUDA.
@@ -105,9 +107,13 @@ class Engine:
     # One small batch through the model as it loads, so the first real batch does not pay for
     # lazy initialisation. Readiness waits, in any case, for the scheduler's calibration batches.
     warmup: Flag = True
+    # backend simulated only: [rows, seconds] points of a call's time (empty: instant).
+    simulated_batch_s: list[tuple[Positive, Annotated[float, Field(ge=0)]]] = field(default_factory=list)
 
     @model_validator(mode="after")
     def _dtype_fits_backend(self) -> Engine:
+        if self.simulated_batch_s and self.backend != "simulated":
+            raise ValueError("simulated_batch_s is for backend simulated only")
         if self.backend == "transformers" and self.dtype in CTRANSLATE2_ONLY_DTYPES:
             raise ValueError(f"dtype {self.dtype} needs backend ctranslate2 (transformers has no such mix)")
         if self.backend == "transformers" and self.dtype == "int8" and self.device.startswith("cuda"):

@@ -62,6 +62,8 @@ def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | 
     the model can run on.
     """
     device = engine.device
+    if engine.backend == "simulated":
+        return "simulated", "cpu" if device == "auto" else device, "float32"
     if device == "auto":
         device = "cuda" if (cuda_available if cuda_available is not None else _cuda_available()) else "cpu"
     kind = "cuda" if device.startswith("cuda") else "cpu"
@@ -150,6 +152,10 @@ def load_backend(
     vocabulary_size: int,
 ) -> Backend:
     backend, device, dtype = choose(engine, model_dir=model_dir)
+    if backend == "simulated":
+        from translator.engine.backends.simulated_backend import SimulatedBackend
+
+        return SimulatedBackend(engine.simulated_batch_s, device)
     threads = engine.threads or cpu_allowance()
     if backend == "ctranslate2":
         from translator.engine.backends.ctranslate2_backend import CTranslate2Backend
