@@ -37,7 +37,8 @@ from translator.engine.scheduler import Refused, Scheduler, SchedulerSettings
 from translator.loop_lag import LoopLagMonitor, prometheus_recorder, settle_heap
 
 with bentoml.importing():
-    from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver
+    from translator.engine import batch_limits
+    from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver, record_batch_limits
     from translator.engine.translator import Translator
 
 logger = logging.getLogger("translator.service")
@@ -64,13 +65,18 @@ class TranslationEngine:
         self.channel = ChannelServer(channel_path(os.getpid()), self.translate)
         self.load = LoadPublisher()
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
+        # The file's, or the device's: 32 pieces on the CPU, measured on CUDA.
+        self.limits = batch_limits.for_engine(
+            self.translator, SETTINGS.batching.max_batch_size, SETTINGS.engine.max_batch_tokens
+        )
+        record_batch_limits(self.limits.max_batch_size, self.limits.max_batch_tokens)
         scheduling = SETTINGS.scheduling
         self.scheduler = Scheduler(
             self.translator.translate,
             self.translator.count_tokens,
             SchedulerSettings(
-                max_batch_size=SETTINGS.batching.max_batch_size,
-                max_batch_tokens=SETTINGS.engine.max_batch_tokens,
+                max_batch_size=self.limits.max_batch_size,
+                max_batch_tokens=self.limits.max_batch_tokens,
                 beams=self.translator.num_beams,
                 max_latency_s=SETTINGS.batching.max_latency_ms / 1000,
                 linger_fraction=scheduling.linger_fraction,
@@ -101,7 +107,7 @@ class TranslationEngine:
         await self.channel.start()
         # Ready = the model loaded and real batches through the scheduler: they prove the path and
         # give the cost model its first measurements, so admission predicts from the start.
-        for batch in self.translator.calibration_batches(SETTINGS.batching.max_batch_size):
+        for batch in self.translator.calibration_batches(self.limits.max_batch_size):
             try:
                 results = await self.scheduler.submit(batch, expires=False)
             except Refused as exc:

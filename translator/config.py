@@ -60,8 +60,9 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True, config=_SECTION)
 class Batching:
-    # Read by the engine's scheduler. One piece per batch would defeat the service's point.
-    max_batch_size: Annotated[int, Field(ge=2, strict=True)] = 32
+    # Read by the engine's scheduler. One piece per batch would defeat the service's point. Null:
+    # from the device (translator/engine/batch_limits.py): 32 on the CPU, measured at start-up on CUDA.
+    max_batch_size: Annotated[int, Field(ge=2, strict=True)] | None = None
     max_latency_ms: Positive = 60_000
 
 
@@ -95,7 +96,8 @@ CTRANSLATE2_ONLY_DTYPES = frozenset({"int8_float16", "int8_bfloat16"})
 class Engine:
     # Padded source tokens times beams allowed in one `generate` call: bounds activation memory
     # whatever the mix of short and long sentences in a batch.
-    max_batch_tokens: Positive = 8192
+    # Null: from the device, like batching.max_batch_size (8192 on the CPU).
+    max_batch_tokens: Positive | None = None
     # Which engine runs the model (translator/engine/backends); `auto` picks per device the fastest one
     # measured (translator.engine.backends.choose), and the precision with `dtype: auto`.
     backend: Backend = "auto"

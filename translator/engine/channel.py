@@ -121,9 +121,9 @@ class _Connection(asyncio.Protocol):
             task = asyncio.get_running_loop().create_task(self._call(call_id, pieces_of(rows), urgency, timeout_s))
             self.calls[call_id] = task
         elif kind == CANCEL:
-            task = self.calls.pop(message[1], None)
-            if task is not None:
-                task.cancel()
+            cancelled = self.calls.pop(message[1], None)
+            if cancelled is not None:
+                cancelled.cancel()
         else:
             raise ValueError(f"unknown message kind {kind!r}")
 

@@ -16,6 +16,7 @@ from typing import Any
 from translator.config import Engine, Generation
 from translator.contract.protocol import TRUNCATED, Piece, PieceResult
 from translator.engine.backends import Backend, Decoding, SpecialIds, load_backend
+from translator.engine.batch_limits import CPU_MAX_BATCH_TOKENS
 from translator.engine.batching import deduplicate, plan_batches
 from translator.text.segment import UNSPACED_LANGUAGES, split_clause
 
@@ -45,7 +46,8 @@ class Translator:
 
         engine = engine or Engine()
         self.generation = generation or Generation()
-        self.max_batch_tokens = engine.max_batch_tokens
+        # Until the engine resolves it from the device (translator/engine/batch_limits.py).
+        self.max_batch_tokens = engine.max_batch_tokens or CPU_MAX_BATCH_TOKENS
 
         self.tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
         model_config = M2M100Config.from_pretrained(str(model_dir))
