@@ -18,7 +18,7 @@ import pytest
 import requests
 
 from harness.corpus import corpus_documents
-from harness.metrics import histogram_buckets
+from harness.metrics import histogram_buckets, samples
 from tests.deploy.helpers import keeps_idle_connections
 from translator.contract import limits
 from translator.contract.engine_process import engine_pids
@@ -315,3 +315,9 @@ def test_the_api_workers_call_the_engine_on_its_channel_under_uvloop_and_httptoo
     ends = [c for c in psutil.Process(engine).net_connections(kind="unix") if c.laddr == channel]
     # The listening socket, and one accepted connection per API worker that has called.
     assert len(ends) >= 2, ends
+
+
+def test_the_engine_reports_its_batch_limits_on_metrics(server):
+    # The shipped file leaves them to the device: on this CPU, the measured defaults.
+    limits = {labels["limit"]: value for labels, value in samples(server.metrics(), "translation_batch_limit")}
+    assert limits == {"pieces": 32, "tokens": 8192}
