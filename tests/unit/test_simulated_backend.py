@@ -48,3 +48,32 @@ def test_a_curve_is_for_the_simulated_backend_only(tmp_path) -> None:
     )
     with pytest.raises(ConfigError, match="simulated_batch_s is for backend simulated only"):
         load_settings(path)
+
+
+def test_auto_on_cuda_keeps_the_faster_engine_and_releases_the_other() -> None:
+    from translator.engine.backends import fastest
+
+    slow, fast = SimulatedBackend([(1, 0.03)]), SimulatedBackend([(1, 0.01)])
+    released: list[str] = []
+    slow.release_memory = lambda: released.append("slow")  # type: ignore[method-assign]
+    rows, targets = [[7, 10, 2]] * 4, [9] * 4
+    chosen, timings = fastest([("slow", lambda: slow), ("fast", lambda: fast)], rows, targets, 16)
+    assert chosen is fast and released == ["slow"]
+    assert timings["slow"] > timings["fast"] > 0
+
+    def broken() -> SimulatedBackend:
+        raise RuntimeError("Library libcublas.so.12 is not found")
+
+    chosen, timings = fastest([("ctranslate2", broken), ("fast", lambda: fast)], rows, targets, 16)
+    assert chosen is fast and timings["ctranslate2"] == float("inf")
+    with pytest.raises(RuntimeError, match="no engine could run"):
+        fastest([("ctranslate2", broken)], rows, targets, 16)
+
+
+def test_auto_is_measured_only_on_cuda_with_both_engines_and_a_conversion(converted_fixture_model, fixture_model):
+    from translator.engine.backends import measured_on_cuda
+
+    assert measured_on_cuda(Engine(device="cuda"), converted_fixture_model)
+    assert not measured_on_cuda(Engine(device="cuda"), fixture_model)  # no CTranslate2 model
+    assert not measured_on_cuda(Engine(device="cpu"), converted_fixture_model)
+    assert not measured_on_cuda(Engine(device="cuda", backend="transformers"), converted_fixture_model)
