@@ -125,6 +125,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--scenarios-only", action="store_true", help="skip the closed-loop grid; scenarios only")
     parser.add_argument("--max-latency-ms", type=int, help="the service's batching.max_latency_ms for this run")
+    parser.add_argument("--max-concurrency", type=int, help="the API's admission.max_concurrency (clients beyond 256)")
     parser.add_argument(
         "--max-batch-size",
         type=int,
@@ -161,6 +162,7 @@ def bench_config(
     backend: str | None = None,
     dtype: str | None = None,
     max_batch_size: int = CPU_MAX_BATCH_SIZE,
+    max_concurrency: int | None = None,
 ) -> Settings:
     """The repository's configuration with the benchmark's generation settings; BentoML validates
     the file against its v1 schema, so only `services:` is at the top level."""
@@ -174,6 +176,8 @@ def bench_config(
     config["services"][ENGINE_SERVICE]["batching"]["max_batch_size"] = max_batch_size
     if max_latency_ms is not None:
         config["services"][ENGINE_SERVICE]["batching"]["max_latency_ms"] = max_latency_ms
+    if max_concurrency is not None:
+        config["services"][API_SERVICE]["translation"]["admission"]["max_concurrency"] = max_concurrency
     if linger_max_ms is not None:
         config["services"][ENGINE_SERVICE]["translation"]["scheduling"]["linger_max_ms"] = linger_max_ms
     engine = config["services"][ENGINE_SERVICE]["translation"].setdefault("engine", {})
@@ -184,7 +188,7 @@ def bench_config(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings "
-        "(and max_batch_size, max_latency_ms, linger_max_ms, backend, dtype, if given) differ.\n"
+        "(and max_batch_size, max_concurrency, max_latency_ms, linger_max_ms, backend, dtype, if given) differ.\n"
         + yaml.safe_dump(config, sort_keys=False),
         encoding="utf-8",
     )
@@ -340,6 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             backend,
             dtype,
             args.max_batch_size,
+            args.max_concurrency,
         )
         configs.append((engine_label(settings), config_path, settings))
     labels = [label for label, _, _ in configs]
