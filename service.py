@@ -31,9 +31,10 @@ from translator.contract.errors import ClientClosed, TranslationError, http_resp
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
 from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
 from translator.contract.wire import channel_path
+from translator.engine.admission import Refused
 from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
 from translator.engine.channel import ChannelServer
-from translator.engine.scheduler import Refused, Scheduler, SchedulerSettings
+from translator.engine.scheduler import Scheduler, SchedulerSettings
 from translator.loop_lag import LoopLagMonitor, prometheus_recorder, settle_heap
 
 with bentoml.importing():

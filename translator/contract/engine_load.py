@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import struct
 import time
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from translator.contract.engine_process import server_file
+from translator.contract.forecast import QueueState
 from translator.contract.protocol import Priority
 
 logger = logging.getLogger(__name__)
@@ -40,27 +40,6 @@ logger = logging.getLogger(__name__)
 _RECORD = struct.Struct("<Q" + "d" * (6 + len(Priority)) + "Q")
 _RESCAN_S = 1.0  # how often a reader looks for engines that started or stopped
 _SIZES_KEPT = 32  # recent requests per priority whose piece counts a reader remembers
-
-
-@dataclass(frozen=True)
-class QueueState:
-    """What the engine's admission decides from, as `Scheduler.queue_state` reports it."""
-
-    running: bool  # a batch is in the model
-    running_left_s: float  # its predicted rest
-    full_batch_s: float  # a full batch of the queue's pieces, as the cost model predicts it (0: not yet measured)
-    batch_size: int
-    ahead: tuple[int, ...]  # per Priority: pieces queued at or above it
-
-    def wait_s(self, priority: Priority, pieces: int) -> float | None:
-        """The engine's prediction for a request of `pieces` pieces of the queue's mean length
-        queued now, on a busy engine (its own batch priced as full, as `Scheduler.predicted_wait`
-        does there); None where it would be admitted whatever the prediction (nothing ahead of
-        it) or nothing is measured yet."""
-        ahead = self.ahead[priority]
-        if self.full_batch_s <= 0 or (not self.running and ahead == 0):
-            return None
-        return self.running_left_s + math.ceil((ahead + pieces) / self.batch_size) * self.full_batch_s
 
 
 @dataclass(frozen=True)
