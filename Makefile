@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture serve-fixture test test-fast test-image image eval bench bench-smoke soak lint clean
+.PHONY: setup serve fixture serve-fixture test test-fast test-image image eval bench bench-smoke bench-frontend gpu-check soak lint clean
 
 setup: $(VENV)/.installed
 
@@ -85,6 +85,17 @@ eval: $(if $(URL),setup,fixture)
 # BENCH_ARGS="--model-id ./m2m100_418M --name real" for real weights; results in bench/results/.
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The request path with the model's work removed (cache hits, an instant backend, a GPU-shaped one):
+# requests/s against /livez and CPU per request per process (bench/frontend.py). Needs wrk (Debian).
+bench-frontend: fixture
+	command -v wrk >/dev/null || apt-get install -y -qq wrk
+	$(BIN)/python -m bench.frontend $(BENCH_ARGS)
+
+# On a machine with a CUDA GPU: tests/gpu, the offline limit per batch size on both engines, and the
+# service on the GPU at 1-512 clients, as bench reports in $(OUT) (bench/gpu_check.sh says more).
+gpu-check: fixture
+	OUT=$${OUT:-bench/results} PYTHON=$(BIN)/python bash bench/gpu_check.sh
 
 # The harness on the fixture model, a few seconds per point (the test suite runs the same).
 bench-smoke: setup

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from typing import Annotated, Any
 
 import bentoml
 from pydantic import Field
 
 from translator.api.auth import api_keys, keys_problem
-from translator.api.disconnect import CallerGone, unless_disconnected
+from translator.api.disconnect import CallerGone
+from translator.api.engine_channel import EngineChannel
 from translator.api.engine_client import EngineClient
 from translator.api.engine_gate import EngineGate
 from translator.api.handler import RequestHandler
@@ -25,15 +27,18 @@ from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_
 from translator.contract.errors import ClientClosed, TranslationError, http_response
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
 from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
+from translator.engine.admission import Refused
 from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
-from translator.engine.scheduler import Refused, Scheduler, SchedulerSettings
-from translator.loop_lag import LoopLagMonitor, prometheus_recorder
+from translator.engine.channel import ChannelServer
+from translator.engine.scheduler import Scheduler, SchedulerSettings
+from translator.loop_lag import LoopLagMonitor, prometheus_recorder, settle_heap
 from translator.shm.engine_load import LoadPublisher, LoadReader
-from translator.shm.engine_process import EngineProcess, announce_engine, withdraw_engine
+from translator.shm.engine_process import EngineProcess, announce_engine, channel_path, withdraw_engine
 from translator.shm.in_flight import SharedInFlight, slots_for
 
 with bentoml.importing():
-    from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver
+    from translator.engine import batch_limits
+    from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver, record_batch_limits
     from translator.engine.translator import Translator
 
 logger = logging.getLogger("translator.service")
@@ -56,15 +61,22 @@ class TranslationEngine:
     def __init__(self) -> None:
         # First, so that the API workers watch this process from the moment it exists.
         self.announced = announce_engine()
+        # The API workers' calls come on this socket, not over BentoML's HTTP (translator/contract/wire.py).
+        self.channel = ChannelServer(channel_path(os.getpid()), self.translate)
         self.load = LoadPublisher()
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
+        # The file's, or the device's: 32 pieces on the CPU, measured on CUDA.
+        self.limits = batch_limits.for_engine(
+            self.translator, SETTINGS.batching.max_batch_size, SETTINGS.engine.max_batch_tokens
+        )
+        record_batch_limits(self.limits.max_batch_size, self.limits.max_batch_tokens)
         scheduling = SETTINGS.scheduling
         self.scheduler = Scheduler(
             self.translator.translate,
             self.translator.count_tokens,
             SchedulerSettings(
-                max_batch_size=SETTINGS.batching.max_batch_size,
-                max_batch_tokens=SETTINGS.engine.max_batch_tokens,
+                max_batch_size=self.limits.max_batch_size,
+                max_batch_tokens=self.limits.max_batch_tokens,
                 beams=self.translator.num_beams,
                 max_latency_s=SETTINGS.batching.max_latency_ms / 1000,
                 linger_fraction=scheduling.linger_fraction,
@@ -92,9 +104,10 @@ class TranslationEngine:
     async def start_scheduler(self) -> None:
         self.loop_lag.start()
         self.scheduler.start()
+        await self.channel.start()
         # Ready = the model loaded and real batches through the scheduler: they prove the path and
         # give the cost model its first measurements, so admission predicts from the start.
-        for batch in self.translator.calibration_batches(SETTINGS.batching.max_batch_size):
+        for batch in self.translator.calibration_batches(self.limits.max_batch_size):
             try:
                 results = await self.scheduler.submit(batch, expires=False)
             except Refused as exc:
@@ -106,9 +119,13 @@ class TranslationEngine:
                 logger.error("engine warm-up batch failed (%s); readiness stays false", failed[0])
                 return
         self.calibrated = True
+        settle_heap()
 
     @bentoml.on_shutdown
     async def stop_scheduler(self) -> None:
+        # An API worker's request waits for the engine no longer than its traffic timeout.
+        await self.channel.drain(float(SETTINGS.api_service.get("traffic", {}).get("timeout", 60)))
+        await self.channel.close()
         await self.scheduler.close()
         await self.cache.close()
         await self.loop_lag.close()
@@ -120,24 +137,18 @@ class TranslationEngine:
         # API workers' gates close on it, and their /livez fails after `dead_after_s`.
         return self.calibrated and self.scheduler.failure is None
 
-    @bentoml.api
-    async def translate(
-        self, ctx: bentoml.Context, pieces: list[Piece], priority: int = 0, timeout_ms: float | None = None
-    ) -> EngineReply:
-        """One request's pieces: cached translations from the cache, the rest through the scheduler,
-        which merges them with other requests' pieces into batches."""
-        urgency = Priority(min(max(priority, 0), max(Priority)))
-        timeout_s = None if timeout_ms is None else timeout_ms / 1000
-        work = self.cache.translate(pieces, lambda misses: self.scheduler.submit(misses, urgency, timeout_s))
+    async def translate(self, pieces: list[Piece], priority: Priority, timeout_s: float | None) -> EngineReply:
+        """One request's pieces, as the channel brings them: cached translations from the cache, the
+        rest through the scheduler, which merges them with other requests' pieces into batches.
+        Cancelled when the caller goes away (the scheduler then drops its pieces still queued)."""
         try:
-            results = await unless_disconnected(ctx.request.receive, work)
+            results = await self.cache.translate(
+                pieces, lambda misses: self.scheduler.submit(misses, priority, timeout_s)
+            )
         except Refused as exc:
             refusal = EngineRefusal(reason=exc.reason, message=exc.message, retry_after_s=exc.retry_after_s)
-            return EngineReply(refused=refusal)
-        except CallerGone:
-            # The API worker went away (its client did): nobody reads this answer.
-            return EngineReply(refused=EngineRefusal(reason="caller_gone", message="caller gone", retry_after_s=1))
-        return EngineReply(results=results)
+            return EngineReply.model_construct(results=[], refused=refusal)
+        return EngineReply.model_construct(results=results, refused=None)
 
 
 # The current service is this worker's `Translation` (BentoML makes one per worker process).
@@ -156,12 +167,8 @@ class Translation:
             lambda timeout: self.engine.is_ready(int(timeout) + 2), engine_exited=EngineProcess().exited
         )
         self.loop_lag = LoopLagMonitor(prometheus_recorder("api"))
-        self.client = EngineClient(
-            self.gate,
-            lambda pieces, priority, timeout_ms: self.engine.to_async.translate(
-                pieces, priority=priority, timeout_ms=timeout_ms
-            ),
-        )
+        self.channel = EngineChannel()
+        self.client = EngineClient(self.gate, self.channel.call)
         # Both APIs (this one and translator/api/libretranslate.py) translate through it.
         self.handler = RequestHandler(self.client, self.languages, SETTINGS.batching.max_latency_ms, ENGINE_LOAD)
 
@@ -169,10 +176,12 @@ class Translation:
     async def watch_engine(self) -> None:
         self.gate.start()
         self.loop_lag.start()
+        settle_heap()
 
     @bentoml.on_shutdown
     async def stop_watching(self) -> None:
         await self.gate.close()
+        self.channel.close()
         await self.loop_lag.close()
 
     async def __is_ready__(self) -> bool:

@@ -55,6 +55,7 @@ from translator.config import (
 )
 from translator.engine.backends import choose, is_converted
 from translator.engine.backends.ctranslate2_convert import convert, converted_path
+from translator.engine.batch_limits import CPU_MAX_BATCH_SIZE
 
 logger = logging.getLogger("bench")
 
@@ -125,6 +126,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--scenarios-only", action="store_true", help="skip the closed-loop grid; scenarios only")
     parser.add_argument("--max-latency-ms", type=int, help="the service's batching.max_latency_ms for this run")
+    parser.add_argument("--max-concurrency", type=int, help="the API's admission.max_concurrency (clients beyond 256)")
+    parser.add_argument(
+        "--max-batch-size",
+        type=int,
+        default=CPU_MAX_BATCH_SIZE,
+        help="the service's batching.max_batch_size, and the offline full batch (default: %(default)s, the CPU's)",
+    )
     parser.add_argument("--linger-max-ms", type=float, help="the service's scheduling.linger_max_ms for this run")
     parser.add_argument("--overload-factor", type=float, default=4.0, help="overload: offered load / capacity")
     parser.add_argument("--name", help="result file name (default: cpu, cuda or smoke)")
@@ -154,6 +162,8 @@ def bench_config(
     linger_max_ms: float | None = None,
     backend: str | None = None,
     dtype: str | None = None,
+    max_batch_size: int = CPU_MAX_BATCH_SIZE,
+    max_concurrency: int | None = None,
 ) -> Settings:
     """The repository's configuration with the benchmark's generation settings; BentoML validates
     the file against its v1 schema, so only `services:` is at the top level."""
@@ -162,8 +172,13 @@ def bench_config(
     generation = config["services"][ENGINE_SERVICE].setdefault("translation", {}).setdefault("generation", {})
     generation["num_beams"] = beams
     generation["forced_new_tokens"] = forced_new_tokens
+    # Explicit, so the offline rows and the service's batches are the same size on any device (the
+    # service would otherwise measure its own on CUDA).
+    config["services"][ENGINE_SERVICE]["batching"]["max_batch_size"] = max_batch_size
     if max_latency_ms is not None:
         config["services"][ENGINE_SERVICE]["batching"]["max_latency_ms"] = max_latency_ms
+    if max_concurrency is not None:
+        config["services"][API_SERVICE]["translation"]["admission"]["max_concurrency"] = max_concurrency
     if linger_max_ms is not None:
         config["services"][ENGINE_SERVICE]["translation"]["scheduling"]["linger_max_ms"] = linger_max_ms
     engine = config["services"][ENGINE_SERVICE]["translation"].setdefault("engine", {})
@@ -174,7 +189,7 @@ def bench_config(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings "
-        "(and max_latency_ms, linger_max_ms, backend, dtype, if given) differ.\n"
+        "(and max_batch_size, max_concurrency, max_latency_ms, linger_max_ms, backend, dtype, if given) differ.\n"
         + yaml.safe_dump(config, sort_keys=False),
         encoding="utf-8",
     )
@@ -314,7 +329,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = log_dir if len(engines) == 1 else log_dir / f"{backend}-{dtype}"
         config_path = where / "bentoconfiguration.yaml"
         settings = bench_config(
-            config_path, args.beams, forced, args.max_latency_ms, args.linger_max_ms, backend, dtype
+            config_path,
+            args.beams,
+            forced,
+            args.max_latency_ms,
+            args.linger_max_ms,
+            backend,
+            dtype,
+            args.max_batch_size,
+            args.max_concurrency,
         )
         configs.append((engine_label(settings), config_path, settings))
     labels = [label for label, _, _ in configs]

@@ -60,8 +60,9 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True, config=_SECTION)
 class Batching:
-    # Read by the engine's scheduler. One piece per batch would defeat the service's point.
-    max_batch_size: Annotated[int, Field(ge=2, strict=True)] = 32
+    # Read by the engine's scheduler. One piece per batch would defeat the service's point. Null:
+    # from the device (translator/engine/batch_limits.py): 32 on the CPU, measured at start-up on CUDA.
+    max_batch_size: Annotated[int, Field(ge=2, strict=True)] | None = None
     max_latency_ms: Positive = 60_000
 
 
@@ -81,7 +82,9 @@ class Generation:
     forced_new_tokens: Positive | None = None
 
 
-Backend = Literal["auto", "transformers", "ctranslate2"]
+# `simulated`: no model; each call answers with its source after `simulated_batch_s` (the bench's
+# instant and GPU-shaped engines, translator/engine/backends/simulated_backend.py).
+Backend = Literal["auto", "transformers", "ctranslate2", "simulated"]
 # The precision the model runs in. `int8`: weights in 8 bits, on CPU (torch's dynamic quantization
 # of the linear layers under transformers, CTranslate2's int8 kernels). The `int8_*` mixes
 # (int8 weights, half-precision activations) are CTranslate2's, for CUDA.
@@ -93,7 +96,8 @@ CTRANSLATE2_ONLY_DTYPES = frozenset({"int8_float16", "int8_bfloat16"})
 class Engine:
     # Padded source tokens times beams allowed in one `generate` call: bounds activation memory
     # whatever the mix of short and long sentences in a batch.
-    max_batch_tokens: Positive = 8192
+    # Null: from the device, like batching.max_batch_size (8192 on the CPU).
+    max_batch_tokens: Positive | None = None
     # Which engine runs the model (translator/engine/backends); `auto` picks per device the fastest one
     # measured (translator.engine.backends.choose), and the precision with `dtype: auto`.
     backend: Backend = "auto"
@@ -105,9 +109,13 @@ class Engine:
     # One small batch through the model as it loads, so the first real batch does not pay for
     # lazy initialisation. Readiness waits, in any case, for the scheduler's calibration batches.
     warmup: Flag = True
+    # backend simulated only: [rows, seconds] points of a call's time (empty: instant).
+    simulated_batch_s: list[tuple[Positive, Annotated[float, Field(ge=0)]]] = field(default_factory=list)
 
     @model_validator(mode="after")
     def _dtype_fits_backend(self) -> Engine:
+        if self.simulated_batch_s and self.backend != "simulated":
+            raise ValueError("simulated_batch_s is for backend simulated only")
         if self.backend == "transformers" and self.dtype in CTRANSLATE2_ONLY_DTYPES:
             raise ValueError(f"dtype {self.dtype} needs backend ctranslate2 (transformers has no such mix)")
         if self.backend == "transformers" and self.dtype == "int8" and self.device.startswith("cuda"):

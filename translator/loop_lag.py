@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -58,3 +59,11 @@ def _histogram() -> Any:
 def prometheus_recorder(process: str) -> Callable[[float], None]:
     """Where a monitor in a BentoML worker records: the histogram, labelled with the process."""
     return _histogram().labels(process=process).observe
+
+
+def settle_heap() -> None:
+    """Once a process has loaded what it keeps for life (BentoML, the model, the tokenizer): keep
+    the garbage collector's full passes off those objects. Otherwise every few thousand requests'
+    allocations make a pass walk the whole heap, with every request of the process waiting."""
+    gc.collect()
+    gc.freeze()

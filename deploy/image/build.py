@@ -38,6 +38,8 @@ DEVICES = ("cpu", "gpu")
 ENGINES = ("docker", "podman", "buildah")
 # Runtime pins the CPU image leaves out (requirements.txt keeps them for development and the GPU image).
 GPU_ONLY = ("torch",)
+# Pins the GPU image adds (CUDA 12's cuBLAS for CTranslate2 beside torch's CUDA 13).
+GPU_EXTRA = Path(__file__).resolve().parent / "requirements-gpu.txt"
 
 
 class ImageError(Exception):
@@ -49,8 +51,10 @@ def requirement_name(line: str) -> str:
 
 
 def device_requirements(device: str, source: Path = ROOT / "requirements.txt") -> str:
-    """requirements.txt for the device's image: as it is for the GPU, without torch for the CPU."""
+    """requirements.txt for the device's image: with GPU_EXTRA for the GPU, without torch for the CPU."""
     lines = source.read_text(encoding="utf-8").splitlines()
+    if device == "gpu":
+        lines += GPU_EXTRA.read_text(encoding="utf-8").splitlines()
     if device == "cpu":
         lines = [
             line

@@ -31,6 +31,7 @@ class TranslatorLike(Protocol):
     """What the scheduler needs of the model (translator.engine.translator.Translator)."""
 
     num_beams: int
+    max_batch_tokens: int  # padded tokens x beams in one generate call
 
     @property
     def languages(self) -> list[str]: ...
@@ -93,7 +94,7 @@ class LocalRunner:
             translator.count_tokens,
             SchedulerSettings(
                 max_batch_size=OFFLINE_MAX_BATCH,
-                max_batch_tokens=self.settings.engine.max_batch_tokens,
+                max_batch_tokens=translator.max_batch_tokens,
                 beams=translator.num_beams,
                 max_latency_s=math.inf,
                 linger_fraction=0.0,

@@ -10,12 +10,15 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import aiohttp
+import psutil
 import pytest
 import requests
 
 from harness.corpus import corpus_documents
+from harness.metrics import samples
 from tests.deploy.helpers import keeps_idle_connections
 from tests.e2e.helpers import (
     CONTRACT_REQUEST,
@@ -26,6 +29,7 @@ from tests.e2e.helpers import (
     request_for,
 )
 from translator.contract import limits
+from translator.shm.engine_process import channel_path, engine_pids
 
 pytestmark = pytest.mark.e2e
 
@@ -265,3 +269,28 @@ def test_early_refusals_of_a_big_body_are_readable_by_every_client(server, clien
         assert got == status, answer[:300]
         assert message in json.loads(answer)["error"]
     assert post(server, CONTRACT_REQUEST).json() == CONTRACT_RESPONSE
+
+
+def test_the_api_workers_call_the_engine_on_its_channel_under_uvloop_and_httptools(server):
+    """What the request path's speed rests on (bench/results/frontend.md): the engine channel, not
+    BentoML's HTTP between services, and uvicorn's C event loop and parser, which it takes only
+    when they are installed."""
+    for _ in range(4):  # both API workers have had a request, most likely
+        assert post(server, CONTRACT_REQUEST).json() == CONTRACT_RESPONSE
+    [engine] = engine_pids(server.pid)
+    workers = [p for p in psutil.Process(server.pid).children() if p.pid != engine]
+    for process in [psutil.Process(engine), *workers]:
+        maps = Path(f"/proc/{process.pid}/maps").read_text()
+        assert "uvloop/loop." in maps, f"process {process.pid} runs without uvloop"
+    for worker in workers:
+        assert "httptools/parser/" in Path(f"/proc/{worker.pid}/maps").read_text()
+    channel = str(channel_path(engine, server.pid))
+    ends = [c for c in psutil.Process(engine).net_connections(kind="unix") if c.laddr == channel]
+    # The listening socket, and one accepted connection per API worker that has called.
+    assert len(ends) >= 2, ends
+
+
+def test_the_engine_reports_its_batch_limits_on_metrics(server):
+    # The shipped file leaves them to the device: on this CPU, the measured defaults.
+    limits = {labels["limit"]: value for labels, value in samples(server.metrics(), "translation_batch_limit")}
+    assert limits == {"pieces": 32, "tokens": 8192}

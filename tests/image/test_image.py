@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -24,10 +23,8 @@ import pytest
 import requests
 import yaml
 
-from deploy.image.build import ImageError, find_engine
 from harness.servers import free_port
 from tests.deploy.helpers import (
-    ROOT,
     Obj,
     body,
     configmap_file,
@@ -44,72 +41,18 @@ from tests.deploy.helpers import (
     serves_the_fixture,
     wait_for_startup,
 )
+from tests.image.images import FIXTURE_DIR, Image, build_image, engine_cmd, run_in_image
 
 pytestmark = [pytest.mark.image, pytest.mark.slow]
 
-FIXTURE_DIR = ROOT / "build" / "fixture-model"
 START_BUDGET_S = 120  # ours, well under the startupProbe's 10 minutes: the fixture loads in seconds
 # Measured 746 MB for the fixture (deploy/README.md); the GPU image, CUDA torch, is 5.65 GB.
 CPU_IMAGE_MAX_BYTES = 1_200_000_000
 
 
-@dataclass
-class Image:
-    engine: str
-    tag: str
-    config: Obj  # `<engine> image inspect`, the first element
-    build_s: float
-
-    @property
-    def size(self) -> int:
-        return int(self.config["Size"])
-
-
-def engine_cmd(engine: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([engine, *args], capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
 def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
-    try:
-        engine = find_engine(os.environ.get("IMAGE_ENGINE", "auto"))
-    except ImageError as exc:
-        pytest.skip(f"no container engine: {exc}")
-    if engine not in ("docker", "podman"):
-        pytest.skip(
-            f"{engine} builds images but does not inspect or run them as this tier does: it needs docker or podman"
-        )
-    from fixture.build import build_fixture
-
-    build_fixture(FIXTURE_DIR)
-    home = tmp_path_factory.mktemp("image-home")
-    env = {**os.environ, "BENTOML_HOME": str(home), "BENTOML_DO_NOT_TRACK": "true"}
-    env.pop("BENTOML_CONFIG", None)
-    env.pop("TRANSLATOR_MODEL", None)
-    command = [
-        sys.executable,
-        "deploy/image/build.py",
-        "--model-id",
-        str(FIXTURE_DIR),
-        "--device",
-        "cpu",
-        "--engine",
-        engine,
-        "--base",
-        os.environ.get("IMAGE_BASE", "auto"),
-        "--name",
-        "localhost/m2m-translation-test",
-    ]
-    started = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-    build_s = time.monotonic() - started
-    assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout[-2000:]}\n{done.stderr[-5000:]}"
-    tag = done.stdout.strip().splitlines()[-1]  # printed last
-    inspected = engine_cmd(engine, "image", "inspect", tag)
-    assert inspected.returncode == 0, inspected.stderr
-    config = json.loads(inspected.stdout)[0]
-    print(f"\nimage {tag}: built in {build_s:.0f}s with {engine}, {int(config['Size']) / 1e6:.0f} MB")
-    return Image(engine, tag, config, build_s)
+    return build_image("cpu", tmp_path_factory.mktemp("image-home"))
 
 
 def image_config(image: Image) -> Obj:
@@ -134,15 +77,6 @@ def test_image_declares_the_service_port_and_user(image: Image) -> None:
     # The Deployment's runAsUser is the image's user, so files the image wrote are its own.
     uid = run_in_image(image, "id -u bentoml").strip()
     assert int(uid) == deployment["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
-
-
-def run_in_image(image: Image, script: str, user: str | None = None) -> str:
-    args = ["run", "--rm", "--network", "none", "--entrypoint", "sh"]
-    if user:
-        args += ["--user", user]
-    done = engine_cmd(image.engine, *args, image.tag, "-c", script)
-    assert done.returncode == 0, f"{script}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 def test_cpu_image_has_no_cuda_no_build_tools_no_caches(image: Image) -> None:

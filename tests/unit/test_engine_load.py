@@ -1,4 +1,4 @@
-"""The engine's published queue state (translator/contract/engine_load.py), its publishing
+"""The engine's published queue state (translator/contract/forecast.py, translator/shm/engine_load.py), its publishing
 (translator/shm/engine_load.py) and the early refusal the API workers make from it
 (translator/api/middleware.py)."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.unit.test_middleware import echo_app, run_app
 from translator.api.middleware import EdgeMiddleware
-from translator.contract.engine_load import QueueState
+from translator.contract.forecast import QueueState
 from translator.contract.protocol import Priority
 from translator.shm.engine_load import LoadPublisher, LoadReader
 from translator.shm.records import Owner

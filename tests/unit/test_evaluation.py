@@ -317,6 +317,10 @@ class CountingTranslator:
     def num_beams(self) -> int:
         return self.inner.num_beams
 
+    @property
+    def max_batch_tokens(self) -> int:
+        return self.inner.max_batch_tokens
+
     def count_tokens(self, piece: Piece) -> int:
         return self.inner.count_tokens(piece)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from deploy.image.build import GPU_ONLY, device_bentofile, device_requirements, requirement_name
+from deploy.image.build import GPU_EXTRA, GPU_ONLY, device_bentofile, device_requirements, requirement_name
 from harness.corpus import corpus_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +27,14 @@ def test_cpu_requirements_are_the_runtime_pins_less_torch():
     assert "torch" in {requirement_name(p) for p in full}
     assert cpu == [p for p in full if requirement_name(p) not in GPU_ONLY]
     assert not {requirement_name(p) for p in cpu} & set(GPU_ONLY)
-    assert device_requirements("gpu") == (ROOT / "requirements.txt").read_text(encoding="utf-8").rstrip("\n") + "\n"
+
+
+def test_gpu_requirements_are_the_runtime_pins_and_cuda_12s_cublas():
+    full = pins((ROOT / "requirements.txt").read_text(encoding="utf-8"))
+    gpu = pins(device_requirements("gpu"))
+    assert gpu == full + pins(GPU_EXTRA.read_text(encoding="utf-8"))
+    # CTranslate2's CUDA build dlopens libcublas.so.12; torch's CUDA 13 does not bring it.
+    assert [requirement_name(p) for p in gpu if p not in full] == ["nvidia-cublas-cu12"]
 
 
 def test_device_bentofile_differs_from_bentofile_yaml_only_in_requirements_and_label(tmp_path):

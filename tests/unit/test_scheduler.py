@@ -1,21 +1,25 @@
 """The engine's scheduler with a fake model: batches, linger, priorities, admission, cancellation.
 
-The fake backend sleeps in its worker thread for a cost that grows with the batch, like a model,
-and records every batch it was given. Assertions are about decisions (which pieces went together,
-who was refused), never about how fast this machine is.
+Every test runs on an event loop with virtual time (tests/virtual_time.py), which is the
+scheduler's clock: the fake backend spends a cost that grows with the batch, like a model, in
+virtual seconds instead of sleeping, and records every batch it was given; lingers, deadlines and
+the watchdog pass without waiting. Assertions are about decisions (which pieces went together, who
+was refused), never about how fast this machine is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import pytest
 
-from translator.contract.engine_load import QueueState
+from tests import virtual_time
+from translator.contract.forecast import QueueState
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult, Priority
-from translator.engine.scheduler import CostModel, Refused, Scheduler, SchedulerSettings
+from translator.engine.admission import Refused
+from translator.engine.cost_model import CostModel
+from translator.engine.scheduler import Scheduler, SchedulerSettings
 
 
 class FakeModel:
@@ -26,7 +30,7 @@ class FakeModel:
         self.batches: list[list[str]] = []
         self.running = 0
         self.overlap = False
-        self.gate: threading.Event | None = None
+        self.gate: virtual_time.Gate | None = None
         self.entered: list[list[str]] = []  # each batch as it enters the model, before the gate
         self._lock = threading.Lock()
 
@@ -37,9 +41,9 @@ class FakeModel:
             self.entered.append([p.text for p in pieces])
         try:
             if self.gate is not None:
-                self.gate.wait(10)
+                self.gate.wait()
             self.batches.append([p.text for p in pieces])
-            time.sleep(self.fixed_s + self.per_piece_s * len(pieces))
+            virtual_time.sleep_in_thread(self.fixed_s + self.per_piece_s * len(pieces))
             return [
                 PieceResult(error="bad piece") if p.text == self.fail_on else PieceResult(text=p.text.upper())
                 for p in pieces
@@ -72,11 +76,11 @@ def piece(text: str) -> Piece:
 
 def make(model: FakeModel, **overrides) -> Scheduler:
     settings = {"max_batch_size": 8, "max_batch_tokens": 10_000, "max_latency_s": 60.0, **overrides}
-    return Scheduler(model, tokens, SchedulerSettings(**settings))
+    return Scheduler(model, tokens, SchedulerSettings(**settings), clock=virtual_time.now)
 
 
 def run(coro):
-    return asyncio.run(asyncio.wait_for(coro, 60))
+    return virtual_time.run(coro, 60)
 
 
 async def calibrated(model: FakeModel, max_batch_size: int, **overrides) -> Scheduler:
@@ -162,7 +166,7 @@ def test_token_budget_bounds_a_batch_by_padded_tokens():
 
 def test_length_grouping_puts_similar_lengths_together_and_the_oldest_first():
     model = FakeModel()
-    model.gate = threading.Event()
+    model.gate = virtual_time.Gate()
 
     async def main():
         scheduler = make(model, max_batch_size=4)
@@ -188,7 +192,7 @@ def test_length_grouping_puts_similar_lengths_together_and_the_oldest_first():
 
 def test_interactive_work_overtakes_a_queue_of_bulk_work():
     model = FakeModel(fixed_s=0.01)
-    model.gate = threading.Event()
+    model.gate = virtual_time.Gate()
 
     async def main():
         scheduler = make(model, max_batch_size=4)
@@ -243,9 +247,9 @@ def test_a_lone_client_is_not_kept_waiting_by_the_linger():
         scheduler = make(model, linger_fraction=100.0, linger_max_s=5.0)
         scheduler.start()
         await scheduler.submit([piece("one")])
-        started = time.perf_counter()
+        started = virtual_time.now()
         await scheduler.submit([piece("two")])
-        elapsed = time.perf_counter() - started
+        elapsed = virtual_time.now() - started
         await scheduler.close()
         return elapsed
 
@@ -260,10 +264,10 @@ def test_a_request_predicted_to_miss_its_deadline_is_refused_at_once_with_a_retr
         scheduler = await calibrated(model, max_batch_size=4, max_latency_s=1.0)
         backlog = [asyncio.ensure_future(scheduler.submit([piece(f"q{i}")], Priority.BULK)) for i in range(60)]
         await asyncio.sleep(0)
-        started = time.perf_counter()
+        started = virtual_time.now()
         with pytest.raises(Refused) as refused:
             await scheduler.submit([piece("late")], Priority.BULK)
-        refusal_s = time.perf_counter() - started
+        refusal_s = virtual_time.now() - started
         # Interactive work does not queue behind bulk: the same request is admitted.
         urgent = await scheduler.submit([piece("urgent")], Priority.INTERACTIVE)
         for task in backlog:
@@ -300,7 +304,7 @@ def test_a_caller_deadline_sooner_than_max_latency_is_planned_with():
 
 def test_cancelled_requests_are_never_generated():
     model = FakeModel(fixed_s=0.01)
-    model.gate = threading.Event()
+    model.gate = virtual_time.Gate()
 
     async def main():
         scheduler = make(model, max_batch_size=2)
@@ -464,9 +468,9 @@ def test_a_linger_waits_no_longer_than_its_share_of_the_batch_when_callers_do_no
         answered = await asyncio.gather(*(scheduler.submit([piece(f"once{i}")]) for i in range(4)))
         assert len(answered) == 4
         bulk = asyncio.ensure_future(scheduler.submit([piece(f"b{i}") for i in range(16)], Priority.BULK))
-        started = time.perf_counter()
+        started = virtual_time.now()
         await bulk
-        elapsed = time.perf_counter() - started
+        elapsed = virtual_time.now() - started
         await scheduler.close()
         return elapsed
 
@@ -478,7 +482,7 @@ def test_a_piece_that_cannot_wait_another_batch_is_not_passed_over_for_its_lengt
     # Length grouping picks the pieces nearest in length to the oldest; a long piece whose deadline
     # falls before the next batch would end must still go now, or admission's promise is broken.
     model = FakeModel(fixed_s=0.02, per_piece_s=0.0)
-    model.gate = threading.Event()
+    model.gate = virtual_time.Gate()
     now = [0.0]
     long = " ".join(["w"] * 30)
 
@@ -520,7 +524,7 @@ def test_admission_pads_the_queue_like_recent_batches():
         scheduler = make(model, max_batch_size=2)
         scheduler.start()
         await scheduler.submit([piece("x"), piece(long)])  # 3 + 32 real tokens, padded to 2 x 32
-        ratio = scheduler.padding_ratio
+        ratio = scheduler.padding.value
         fixed, per_piece, per_token = scheduler.cost.coefficients
         predicted = scheduler.predicted_wait(Priority.INTERACTIVE, 2, 35)
         await scheduler.close()
@@ -544,7 +548,7 @@ def test_when_every_queued_piece_is_due_soon_batches_follow_deadlines_not_length
         scheduler.start()
         await scheduler.submit([piece("calibrate a"), piece("calibrate b")])
         await scheduler.submit([piece("calibrate c")])
-        model.gate = threading.Event()
+        model.gate = virtual_time.Gate()
         hold = asyncio.ensure_future(scheduler.submit([piece("hold")]))
         await in_model(model, "hold")
         texts = ["a", f"{long} second", "c", "d"]
@@ -582,7 +586,7 @@ def test_on_a_busy_engine_a_request_is_priced_at_a_full_batch():
     # Later arrivals fill the free places of its batch, so its batch costs a full one; priced at
     # its own size, admission promised finishes a batch too early under overload.
     model = FakeModel(fixed_s=0.01, per_piece_s=0.0)
-    model.gate = threading.Event()
+    model.gate = virtual_time.Gate()
     now = [0.0]
 
     async def main():
@@ -610,13 +614,14 @@ def test_on_a_busy_engine_a_request_is_priced_at_a_full_batch():
 
 def test_a_stuck_batch_answers_every_waiting_caller_and_refuses_new_work_until_it_ends():
     model = FakeModel()
-    model.gate = threading.Event()  # the backend hangs in its thread until set
+    model.gate = virtual_time.Gate()  # the backend hangs in its thread until set
 
     async def main():
         scheduler = Scheduler(
             model,
             tokens,
             SchedulerSettings(max_batch_size=2, stall_min_s=0.3, stall_factor=2.0),
+            clock=virtual_time.now,
             watch_interval_s=0.02,
         )
         scheduler.start()
@@ -661,7 +666,9 @@ def test_a_dead_model_loop_answers_its_callers_at_once_and_says_why():
     model = FakeModel(fixed_s=0.05)
 
     async def main():
-        scheduler = Scheduler(model, tokens, SchedulerSettings(max_batch_size=2), ExplodingObserver())
+        scheduler = Scheduler(
+            model, tokens, SchedulerSettings(max_batch_size=2), ExplodingObserver(), clock=virtual_time.now
+        )
         scheduler.start()
         first = asyncio.ensure_future(scheduler.submit([piece("a"), piece("b")]))
         await asyncio.sleep(0.01)
@@ -696,7 +703,7 @@ def test_a_request_past_its_deadline_is_answered_expired_and_its_queued_pieces_d
 
     async def main():
         scheduler = await calibrated(model, max_batch_size=1)
-        model.gate = threading.Event()
+        model.gate = virtual_time.Gate()
         first = asyncio.ensure_future(scheduler.submit([piece("slow one")]))
         await in_model(model, "slow one")
         loop = asyncio.get_running_loop()
@@ -730,7 +737,7 @@ def test_a_request_admitted_alone_although_predicted_late_is_given_its_predicted
 
 def test_closing_answers_the_callers_of_the_batch_that_was_running():
     model = FakeModel()
-    model.gate = threading.Event()
+    model.gate = virtual_time.Gate()
 
     async def main():
         scheduler = make(model)
@@ -762,7 +769,7 @@ def test_the_queue_is_counted_per_priority_as_pieces_come_and_go():
     # What a prediction reads instead of walking the queue: it must follow every way a piece
     # leaves (a batch, a caller gone, the end).
     model = FakeModel()
-    model.gate = threading.Event()
+    model.gate = virtual_time.Gate()
 
     async def main():
         scheduler = make(model, max_batch_size=2)
@@ -796,7 +803,8 @@ def test_the_tokens_of_a_large_request_are_counted_off_the_event_loop(pieces, of
         return tokens(p)
 
     async def main():
-        scheduler = Scheduler(FakeModel(fixed_s=0.0, per_piece_s=0.0), counting, SchedulerSettings(max_batch_size=256))
+        settings = SchedulerSettings(max_batch_size=256)
+        scheduler = Scheduler(FakeModel(fixed_s=0.0, per_piece_s=0.0), counting, settings, clock=virtual_time.now)
         scheduler.start()
         results = await scheduler.submit([piece(f"p{i}") for i in range(pieces)])
         await scheduler.close()
@@ -811,7 +819,7 @@ def test_the_queue_counts_follow_pieces_that_expire_and_a_close():
 
     async def main():
         scheduler = await calibrated(model, max_batch_size=1)
-        model.gate = threading.Event()
+        model.gate = virtual_time.Gate()
         running = asyncio.ensure_future(scheduler.submit([piece("held")]))
         await in_model(model, "held")
         with pytest.raises(Refused, match="deadline"):
@@ -830,7 +838,7 @@ def test_the_queue_counts_follow_pieces_that_expire_and_a_close():
 
 
 def test_the_published_queue_state_refuses_exactly_what_submit_would_refuse():
-    # The API workers refuse early from `queue_state` (translator/contract/engine_load.py): a request
+    # The API workers refuse early from `queue_state` (translator/shm/engine_load.py): a request
     # it predicts late must be one `submit` refuses, and one it predicts in time one it admits.
     model = FakeModel(fixed_s=0.05, per_piece_s=0.01)
     published: list[tuple[QueueState, float]] = []

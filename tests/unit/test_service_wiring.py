@@ -17,9 +17,9 @@ from harness.servers import ROOT
 def import_service(env_extra: dict[str, str], tmp_path) -> dict:
     code = (
         "import json, sys, service;"
-        "api = service.TranslationEngine.apis['translate']; batching = service.SETTINGS.batching;"
+        "apis = service.TranslationEngine.apis; batching = service.SETTINGS.batching;"
         "print(json.dumps({'torch': 'torch' in sys.modules, 'transformers': 'transformers' in sys.modules,"
-        "'batchable': api.batchable,"
+        "'batchable': any(api.batchable for api in apis.values()),"
         "'max_batch_size': batching.max_batch_size, 'max_latency_ms': batching.max_latency_ms,"
         "'engine': service.TranslationEngine.config, 'api': service.Translation.config}))"
     )
@@ -31,11 +31,13 @@ def import_service(env_extra: dict[str, str], tmp_path) -> dict:
 def test_import_does_not_load_torch_and_reads_the_repository_config(tmp_path):
     info = import_service({}, tmp_path)
     assert not info["torch"] and not info["transformers"]
-    # The engine batches with its own scheduler: BentoML's dispatcher is not in the path.
+    # The engine batches with its own scheduler, fed through its own channel: BentoML's dispatcher
+    # is not in the path.
     assert info["batchable"] is False
     config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text())
     batching = config["services"]["TranslationEngine"]["batching"]
-    assert info["max_batch_size"] == batching["max_batch_size"]
+    # Unset in the file: the engine takes it from the device at start-up.
+    assert "max_batch_size" not in batching and info["max_batch_size"] is None
     assert info["max_latency_ms"] == batching["max_latency_ms"]
     assert info["api"]["http"]["port"] == 9527
     assert info["engine"]["workers"] == 1

@@ -25,6 +25,12 @@ BATCH_SECONDS = bentoml.metrics.Histogram(
     documentation="Model time per batch",
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64),
 )
+BATCH_LIMIT = bentoml.metrics.Gauge(
+    name="translation_batch_limit",
+    documentation="The engine's batch limits: pieces per batch, padded tokens x beams per generate call",
+    labelnames=["limit"],
+    multiprocess_mode="livemax",
+)
 QUEUE_PIECES = bentoml.metrics.Gauge(
     name="translation_queue_pieces",
     documentation="Pieces waiting in the engine's queue",
@@ -84,3 +90,9 @@ class PrometheusObserver:
 
     def dropped(self, reason: str, pieces: int) -> None:
         DROPPED.labels(reason=reason).inc(pieces)
+
+
+def record_batch_limits(pieces: int, tokens: int) -> None:
+    """What the engine runs with, configured or from the device (translator/engine/batch_limits.py)."""
+    BATCH_LIMIT.labels(limit="pieces").set(pieces)
+    BATCH_LIMIT.labels(limit="tokens").set(tokens)

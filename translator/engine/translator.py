@@ -9,13 +9,23 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from translator.config import Engine, Generation
+from translator.config import Engine, Generation, with_engine
 from translator.contract.protocol import TRUNCATED, Piece, PieceResult
-from translator.engine.backends import Backend, Decoding, SpecialIds, load_backend
+from translator.engine.backends import (
+    CUDA_CANDIDATES,
+    MEASURED_ROWS,
+    Backend,
+    Decoding,
+    SpecialIds,
+    fastest,
+    load_backend,
+    measured_on_cuda,
+)
+from translator.engine.batch_limits import CPU_MAX_BATCH_TOKENS
 from translator.engine.batching import deduplicate, plan_batches
 from translator.text.segment import UNSPACED_LANGUAGES, split_clause
 
@@ -45,7 +55,8 @@ class Translator:
 
         engine = engine or Engine()
         self.generation = generation or Generation()
-        self.max_batch_tokens = engine.max_batch_tokens
+        # Until the engine resolves it from the device (translator/engine/batch_limits.py).
+        self.max_batch_tokens = engine.max_batch_tokens or CPU_MAX_BATCH_TOKENS
 
         self.tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
         model_config = M2M100Config.from_pretrained(str(model_dir))
@@ -79,13 +90,21 @@ class Translator:
         # behind more than this many others) is encoded again, which changes nothing but the time.
         self._encoded = functools.lru_cache(maxsize=ENCODED_PIECES)(self._encode_uncached)
 
-        self.backend: Backend = load_backend(
-            model_dir,
-            engine,
-            self.decoding,
-            SpecialIds(decoder_start=self.decoder_start_id, eos=self.eos_id, pad=self.pad_id),
-            int(model_config.vocab_size),
-        )
+        self.backend: Backend
+        special = SpecialIds(decoder_start=self.decoder_start_id, eos=self.eos_id, pad=self.pad_id)
+        if measured_on_cuda(engine, model_dir):
+            # `auto` on a GPU: which engine is faster depends on the card, so both are timed.
+            source, target = self.warmup_pair()
+            rows = [self._encode(source, p.text) for p in self.calibration_batches(MEASURED_ROWS)[1]]
+            vocabulary = int(model_config.vocab_size)
+
+            def loader(choice: str) -> Callable[[], Backend]:
+                return lambda: load_backend(model_dir, with_engine(engine, choice), self.decoding, special, vocabulary)
+
+            loaders = [(f"{b}:{d}", loader(f"{b}:{d}")) for b, d in CUDA_CANDIDATES]
+            self.backend, _ = fastest(loaders, rows, [self.lang_ids[target]] * len(rows), 16)
+        else:
+            self.backend = load_backend(model_dir, engine, self.decoding, special, int(model_config.vocab_size))
         self.device = self.backend.device
         self.precision = self.backend.precision
         logger.info(

@@ -7,7 +7,7 @@ the model needs (#21: 6,723 refusals in 30 s, interactive p50 at 5.6 full batche
 refuses a request when the work queued at or above its priority would not be done within the
 latency objective; that depends on the queue and on the request's size, so the engine can say it
 ahead of time: on every change of its queue it writes what its prediction is made of (its
-`QueueState`, translator/contract/engine_load.py), with its objective and the time. An API worker
+`QueueState`, translator/contract/forecast.py), with its objective and the time. An API worker
 reads that before it reads a body and, for a request as small as the smallest of its priority's
 recent ones, answers 503 with Retry-After at once when the engine's prediction, less the time since
 it was written (the queue only drains while nothing changes it), is over the objective.
@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from translator.contract.engine_load import QueueState
+from translator.contract.forecast import QueueState
 from translator.contract.protocol import Priority
 from translator.shm.records import Owner, ProcessFiles, Records, process_file, server_file
 

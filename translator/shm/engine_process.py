@@ -29,6 +29,14 @@ logger = logging.getLogger(__name__)
 _RECORD = ""  # nothing but the owner every record carries
 
 
+def channel_path(engine_pid: int, server_pid: int | None = None) -> Path:
+    """The socket of engine process `engine_pid`'s channel (translator/contract/wire.py) in the
+    server `server_pid` (by default this process's parent: the API workers and the engine are all
+    children of `bentoml serve`)."""
+    base = server_file("engine-channel", server_pid)
+    return base.with_name(f"{base.name}.{engine_pid}")
+
+
 def engine_pids(server_pid: int) -> list[int]:
     """The engine processes the server `server_pid` runs, from their records (the benchmark
     tells the engine's CPU from the API workers' with it)."""

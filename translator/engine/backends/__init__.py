@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from translator.config import CTRANSLATE2_ONLY_DTYPES, Engine
@@ -26,7 +29,9 @@ __all__ = [
     "SpecialIds",
     "WEIGHT_FILES",
     "choose",
+    "fastest",
     "load_backend",
+    "measured_on_cuda",
     "missing_conversion",
     "torch_installed",
 ]
@@ -38,7 +43,9 @@ Choice = tuple[str, str, str]  # backend, device, dtype
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 # What `backend: auto` / `dtype: auto` run, per kind of device: the fastest setting measured
-# (README, "Engine backends"). CUDA keeps transformers in bfloat16 until it is measured on a GPU.
+# (README, "Engine backends"). On CUDA, where the model has its CTranslate2 conversion and torch is
+# installed (the GPU image), both engines are timed at start-up and the faster runs (`fastest`);
+# transformers bfloat16 otherwise.
 AUTO: dict[str, tuple[str, str]] = {
     "cpu": ("ctranslate2", "int8"),
     "cuda": ("transformers", "bfloat16"),
@@ -62,6 +69,8 @@ def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | 
     the model can run on.
     """
     device = engine.device
+    if engine.backend == "simulated":
+        return "simulated", "cpu" if device == "auto" else device, "float32"
     if device == "auto":
         device = "cuda" if (cuda_available if cuda_available is not None else _cuda_available()) else "cpu"
     kind = "cuda" if device.startswith("cuda") else "cpu"
@@ -142,6 +151,50 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+# `backend: auto, dtype: auto` on CUDA with both engines able to run: what is measured against what.
+CUDA_CANDIDATES: tuple[tuple[str, str], ...] = (("transformers", "bfloat16"), ("ctranslate2", "float16"))
+# Rows of the comparison batch: a batch a GPU serves (64 of the calibration's sentences, twice).
+MEASURED_ROWS = 64
+
+
+def measured_on_cuda(engine: Engine, model_dir: str | Path) -> bool:
+    """Whether `auto` is decided by measurement here: CUDA, both engines installed, the model converted."""
+    if engine.backend != "auto" or engine.dtype != "auto":
+        return False
+    _, device, _ = choose(engine, model_dir=model_dir)
+    return device.startswith("cuda") and torch_installed() and is_converted(Path(model_dir))
+
+
+def fastest(
+    loaders: Sequence[tuple[str, Callable[[], Backend]]], rows: list[list[int]], targets: list[int], max_new_tokens: int
+) -> tuple[Backend, dict[str, float]]:
+    """The backend that generates `rows` soonest (each timed on its second run, after a warm-up
+    run), the others released; with the seconds each took (inf: it failed to load or run)."""
+    timings: dict[str, float] = {}
+    best: Backend | None = None
+    for label, load in loaders:
+        try:
+            backend = load()
+            backend.generate(rows, targets, max_new_tokens)
+            started = time.perf_counter()
+            backend.generate(rows, targets, max_new_tokens)
+            timings[label] = time.perf_counter() - started
+        except Exception as exc:  # noqa: BLE001 - a candidate that cannot run is not chosen
+            logger.warning("backend %s could not be measured: %s: %s", label, type(exc).__name__, exc)
+            timings[label] = math.inf
+            continue
+        if best is None or timings[label] < min(t for name, t in timings.items() if name != label):
+            if best is not None:
+                best.release_memory()
+            best = backend
+        else:
+            backend.release_memory()
+    if best is None:
+        raise RuntimeError(f"no engine could run here: {timings}")
+    logger.info("backend auto on CUDA, measured on %d sentences: %s; running %s", len(rows), timings, best.name)
+    return best, timings
+
+
 def load_backend(
     model_dir: str | Path,
     engine: Engine,
@@ -150,6 +203,10 @@ def load_backend(
     vocabulary_size: int,
 ) -> Backend:
     backend, device, dtype = choose(engine, model_dir=model_dir)
+    if backend == "simulated":
+        from translator.engine.backends.simulated_backend import SimulatedBackend
+
+        return SimulatedBackend(engine.simulated_batch_s, device)
     threads = engine.threads or cpu_allowance()
     if backend == "ctranslate2":
         from translator.engine.backends.ctranslate2_backend import CTranslate2Backend
