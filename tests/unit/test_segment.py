@@ -612,3 +612,11 @@ def test_without_length_pressure_pieces_end_only_at_sentence_ends(text: str) -> 
         if not seg.translatable[i + 1] and has_line_break(following):
             continue  # a line break ends any piece
         assert piece.rstrip("".join(CLOSERS))[-1:] in TERMINALS, (piece, following)
+
+
+@pytest.mark.parametrize("text", ["X\u3000.", "X\u3000. Y", "X \u3000."])
+def test_a_text_sentencex_panics_on_is_split_without_it(text: str) -> None:
+    # sentencex's Rust code panics on these (a pyo3 PanicException, a BaseException that no
+    # `except Exception` on the way to the client catches): the text is kept whole instead.
+    segmented = split_text(text, 400, "en")
+    assert "".join(segmented.parts) == text

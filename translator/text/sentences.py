@@ -29,6 +29,7 @@ backtrack quadratically.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 
@@ -93,6 +94,8 @@ CLOSERS = "\u300d\u300f\uff09)\"'\u201d\u2019\u3011\u300b]\uff63\u3015\u3009\uff
 # Of the closers, the brackets: sentencex never ends a sentence inside one, this module
 # does when a terminator closes it and whitespace follows ("(Really?) Yes.").
 _CLOSING_BRACKETS = "\uff09)\u3011\u300b]\u3015\u3009\uff3d\uff5d}\u3019\u3017\u301b"
+
+logger = logging.getLogger(__name__)
 
 
 def char_class(chars: str, negate: bool = False, extra: str = "") -> str:
@@ -168,6 +171,21 @@ def _cuts(text: str, start: int, end: int, language: str) -> list[tuple[int, int
     return cuts
 
 
+def _library_boundaries(language: str, window: str) -> list[dict]:
+    """sentencex's boundaries, or none where it panics: its Rust code panics on some short inputs
+    (English "X\u3000." among them), and a pyo3 panic is a BaseException that no `except Exception`
+    between here and the client would catch. Without the library's cuts, the text's own rules cut."""
+    try:
+        return list(sentencex.get_sentence_boundaries(language, window))
+    except UnicodeEncodeError:
+        raise
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":
+            raise
+        logger.warning("sentencex panicked on a %d-character %s text; splitting it without it", len(window), language)
+        return []
+
+
 def _library_cuts(text: str, start: int, end: int, language: str) -> Iterator[int]:
     """Where sentencex ends sentences inside ``text[start:end]`` (absolute offsets)."""
     pos = start
@@ -177,11 +195,11 @@ def _library_cuts(text: str, start: int, end: int, language: str) -> Iterator[in
         keep_before = window_end if last else window_end - _LIBRARY_CONTEXT
         window = text[pos:window_end]
         try:
-            boundaries = sentencex.get_sentence_boundaries(language, window)
+            boundaries = _library_boundaries(language, window)
         except UnicodeEncodeError:
             # A lone surrogate (only in text decoded with surrogatepass) cannot cross into
             # Rust; U+FFFD in its place keeps every offset.
-            boundaries = sentencex.get_sentence_boundaries(language, _SURROGATE_RE.sub("\ufffd", window))
+            boundaries = _library_boundaries(language, _SURROGATE_RE.sub("\ufffd", window))
         resume = keep_before
         for boundary in boundaries:
             # end_index counts code points, as Python indexes strings
