@@ -16,17 +16,10 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 from translator.contract.protocol import EngineReply, Piece
-from translator.contract.wire import (
-    FrameReader,
-    ProtocolError,
-    TickWriter,
-    call_frame,
-    cancel_frame,
-    reply_of,
-)
+from translator.contract.wire import FramedConnection, ProtocolError, call_frame, cancel_frame, reply_of
 from translator.shm.engine_process import channel_path, engine_pids
 
 logger = logging.getLogger(__name__)
@@ -99,39 +92,29 @@ class EngineChannel:
         self._connections.clear()
 
 
-class _Connection(asyncio.Protocol):
+class _Connection(FramedConnection):
     def __init__(self) -> None:
-        self._reader = FrameReader()
+        super().__init__()
         self._pending: dict[int, asyncio.Future[EngineReply]] = {}
-        self._transport: asyncio.Transport | None = None
-        self._writer: TickWriter | None = None
         self.open = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop's transports are not asyncio.Transport subclasses: no isinstance check.
-        self._transport = cast(asyncio.Transport, transport)
-        self._writer = TickWriter(self._transport)
+        super().connection_made(transport)
         self.open = True
 
     def send(self, call_id: int, frame: bytes) -> asyncio.Future[EngineReply]:
-        if not self.open or self._writer is None:
+        if not self.open or self.writer is None:
             raise ChannelDropped("the connection to the translation engine is closed")
         future: asyncio.Future[EngineReply] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
-        self._writer.write(frame)
+        self.writer.write(frame)
         return future
 
     def cancel(self, call_id: int) -> None:
-        if self._pending.pop(call_id, None) is not None and self.open and self._writer is not None:
-            self._writer.write(cancel_frame(call_id))
+        if self._pending.pop(call_id, None) is not None and self.open and self.writer is not None:
+            self.writer.write(cancel_frame(call_id))
 
-    def data_received(self, data: bytes) -> None:
-        try:
-            messages = self._reader.feed(data)
-        except ProtocolError as exc:
-            logger.error("engine channel: %s; closing the connection", exc)
-            self.close()
-            return
+    def received(self, messages: list[list[Any]]) -> None:
         for message in messages:
             future = self._pending.pop(message[1], None) if len(message) > 1 else None
             if future is None or future.done():
@@ -142,13 +125,13 @@ class _Connection(asyncio.Protocol):
                 future.set_exception(ProtocolError(f"a malformed {message[0]!r} message from the engine: {exc}"))
 
     def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
         self.open = False
-        self._writer = None
         pending, self._pending = self._pending, {}
         for future in pending.values():
             if not future.done():
                 future.set_exception(ChannelDropped(f"the translation engine closed the connection ({exc or 'EOF'})"))
 
     def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
+        if self.transport is not None:
+            self.transport.close()

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import struct
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, PieceResult
+
+logger = logging.getLogger(__name__)
 
 HEADER = struct.Struct("!I")
 # Far above any request the API admits (4 MiB of body, json-escaped at worst six bytes a byte):
@@ -126,3 +129,37 @@ class TickWriter:
         frames, self._pending = self._pending, []
         if not self._transport.is_closing():
             self._transport.write(b"".join(frames))
+
+
+class FramedConnection(asyncio.Protocol):
+    """One end of a channel connection: frames in, cut into messages for `received`; a corrupt
+    stream closes the connection. `writer` coalesces what is written in one loop turn."""
+
+    def __init__(self) -> None:
+        self._reader = FrameReader()
+        self.transport: asyncio.Transport | None = None
+        self.writer: TickWriter | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports are not asyncio.Transport subclasses: no isinstance check.
+        self.transport = cast(asyncio.Transport, transport)
+        self.writer = TickWriter(self.transport)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            messages = self._reader.feed(data)
+        except ProtocolError as exc:
+            logger.error("engine channel: %s; closing the connection", exc)
+            self.abort()
+            return
+        self.received(messages)
+
+    def received(self, messages: list[list[Any]]) -> None:
+        raise NotImplementedError
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.writer = None
+
+    def abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()

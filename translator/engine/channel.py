@@ -14,10 +14,10 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
-from translator.contract.wire import CALL, CANCEL, FrameReader, ProtocolError, TickWriter, pieces_of, reply_frame
+from translator.contract.wire import CALL, CANCEL, FramedConnection, pieces_of, reply_frame
 
 logger = logging.getLogger(__name__)
 
@@ -83,27 +83,17 @@ class ChannelServer:
             connection.abort()
 
 
-class _Connection(asyncio.Protocol):
+class _Connection(FramedConnection):
     def __init__(self, server: ChannelServer) -> None:
+        super().__init__()
         self._server = server
-        self._reader = FrameReader()
         self.calls: dict[int, asyncio.Task[None]] = {}
-        self._transport: asyncio.Transport | None = None
-        self._writer: TickWriter | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop's transports are not asyncio.Transport subclasses: no isinstance check.
-        self._transport = cast(asyncio.Transport, transport)
-        self._writer = TickWriter(self._transport)
+        super().connection_made(transport)
         self._server._connections.add(self)
 
-    def data_received(self, data: bytes) -> None:
-        try:
-            messages = self._reader.feed(data)
-        except ProtocolError as exc:
-            logger.error("engine channel: %s; closing the connection", exc)
-            self.abort()
-            return
+    def received(self, messages: list[list[Any]]) -> None:
         for message in messages:
             try:
                 self._dispatch(message)
@@ -140,17 +130,13 @@ class _Connection(asyncio.Protocol):
             reply = EngineReply(refused=refusal)
         finally:
             self.calls.pop(call_id, None)
-        if self._writer is not None:
-            self._writer.write(reply_frame(call_id, reply))
+        if self.writer is not None:
+            self.writer.write(reply_frame(call_id, reply))
 
     def connection_lost(self, exc: Exception | None) -> None:
         # The API worker is gone (or closed the connection): none of its calls has a reader.
+        super().connection_lost(exc)
         for task in self.calls.values():
             task.cancel()
         self.calls.clear()
-        self._writer = None
         self._server._connections.discard(self)
-
-    def abort(self) -> None:
-        if self._transport is not None:
-            self._transport.abort()
