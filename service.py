@@ -38,7 +38,12 @@ from translator.shm.in_flight import SharedInFlight, slots_for
 
 with bentoml.importing():
     from translator.engine import batch_limits
-    from translator.engine.metrics import PrometheusCacheObserver, PrometheusObserver, record_batch_limits
+    from translator.engine.metrics import (
+        PrometheusCacheObserver,
+        PrometheusObserver,
+        record_batch_limits,
+        record_calls_in_flight,
+    )
     from translator.engine.translator import Translator
 
 logger = logging.getLogger("translator.service")
@@ -62,7 +67,7 @@ class TranslationEngine:
         # First, so that the API workers watch this process from the moment it exists.
         self.announced = announce_engine()
         # The API workers' calls come on this socket, not over BentoML's HTTP (translator/contract/wire.py).
-        self.channel = ChannelServer(channel_path(os.getpid()), self.translate)
+        self.channel = ChannelServer(channel_path(os.getpid()), self.translate, record_calls_in_flight)
         self.load = LoadPublisher()
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
         # The file's, or the device's: 32 pieces on the CPU, measured on CUDA.

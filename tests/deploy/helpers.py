@@ -268,9 +268,17 @@ def keeps_idle_connections(url: str, idle_s: float = 6.0) -> None:
         connection.close()
 
 
+def engine_calls(url: str) -> float:
+    """Requests' calls at the engine now (its channel's calls in flight)."""
+    from harness.metrics import samples
+
+    found = samples(requests.get(url + "/metrics", timeout=10).text, "translation_engine_calls_in_flight")
+    assert found, "/metrics has no translation_engine_calls_in_flight"
+    return sum(value for _, value in found)
+
+
 def in_progress(url: str, metric: str, endpoint: str = "/translation") -> float:
-    """The HPA's signal, read as prometheus-adapter reads it: the series for POST /translation
-    (or, with `endpoint="/translate"`, the engine's calls)."""
+    """The HPA's signal, read as prometheus-adapter reads it: the series for POST /translation."""
     from prometheus_client.parser import text_string_to_metric_families
 
     total = 0.0
@@ -338,7 +346,7 @@ def drain_on_sigterm(
     # so finds every request long past the API worker's few milliseconds of parsing. A request the
     # API worker has not yet handed on when the engine stops accepting connections is answered 503
     # with Retry-After (tests/unit/test_engine_client.py), and must not take the others with it.
-    while in_progress(url, metric, "/translate") + len(results) < IN_FLIGHT:
+    while engine_calls(url) + len(results) < IN_FLIGHT:
         assert time.monotonic() < deadline, "the requests never all reached the engine"
         time.sleep(0.05)
 

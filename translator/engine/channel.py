@@ -31,9 +31,11 @@ Serve = Callable[[list[Piece], Priority, float | None], Awaitable[EngineReply]]
 
 
 class ChannelServer:
-    def __init__(self, path: Path, serve: Serve) -> None:
+    def __init__(self, path: Path, serve: Serve, calls_changed: Callable[[int], None] = lambda _: None) -> None:
         self.path = path
         self._serve = serve
+        # Told the number of calls in flight whenever it changes (/metrics: what is at the engine).
+        self._calls_changed = calls_changed
         self._server: asyncio.AbstractServer | None = None
         self._connections: set[_Connection] = set()
 
@@ -49,6 +51,9 @@ class ChannelServer:
     @property
     def calls_in_flight(self) -> int:
         return sum(len(c.calls) for c in self._connections)
+
+    def calls_changed(self) -> None:
+        self._calls_changed(self.calls_in_flight)
 
     async def drain(self, timeout_s: float, quiet_s: float = DRAIN_QUIET_S) -> None:
         """At shutdown, before the scheduler closes: answer what the API workers still ask.
@@ -110,8 +115,10 @@ class _Connection(FramedConnection):
             timeout_s = None if timeout_ms is None else float(timeout_ms) / 1000
             task = asyncio.get_running_loop().create_task(self._call(call_id, pieces_of(rows), urgency, timeout_s))
             self.calls[call_id] = task
+            self._server.calls_changed()
         elif kind == CANCEL:
             cancelled = self.calls.pop(message[1], None)
+            self._server.calls_changed()
             if cancelled is not None:
                 cancelled.cancel()
         else:
@@ -130,6 +137,7 @@ class _Connection(FramedConnection):
             reply = EngineReply(refused=refusal)
         finally:
             self.calls.pop(call_id, None)
+            self._server.calls_changed()
         if self.writer is not None:
             self.writer.write(reply_frame(call_id, reply))
 
@@ -139,4 +147,5 @@ class _Connection(FramedConnection):
         for task in self.calls.values():
             task.cancel()
         self.calls.clear()
+        self._server.calls_changed()
         self._server._connections.discard(self)

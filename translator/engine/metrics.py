@@ -31,6 +31,11 @@ BATCH_LIMIT = bentoml.metrics.Gauge(
     labelnames=["limit"],
     multiprocess_mode="livemax",
 )
+CALLS_IN_FLIGHT = bentoml.metrics.Gauge(
+    name="translation_engine_calls_in_flight",
+    documentation="Requests' calls at the engine (on its channel), answered or not yet",
+    multiprocess_mode="livesum",
+)
 QUEUE_PIECES = bentoml.metrics.Gauge(
     name="translation_queue_pieces",
     documentation="Pieces waiting in the engine's queue",
@@ -96,3 +101,7 @@ def record_batch_limits(pieces: int, tokens: int) -> None:
     """What the engine runs with, configured or from the device (translator/engine/batch_limits.py)."""
     BATCH_LIMIT.labels(limit="pieces").set(pieces)
     BATCH_LIMIT.labels(limit="tokens").set(tokens)
+
+
+def record_calls_in_flight(calls: int) -> None:
+    CALLS_IN_FLIGHT.set(calls)
