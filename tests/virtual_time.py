@@ -17,6 +17,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+# The loop a thread is working for, set while it runs work that loop handed it: a thread outliving
+# its test (a gated batch released at the test's end) must spend time on its own loop, which is
+# closed by then, and never on the next test's (that drove the next test's count below zero).
+_working_for = threading.local()
 # While a thread works for the loop, the loop waits for it in real time, this long at a time.
 _POLL_S = 0.005
 
@@ -71,9 +75,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         def job() -> T:
             with lock:
                 state["started"] = True
+            _working_for.loop = self
             try:
                 return func(*args)
             finally:
+                _working_for.loop = None
                 with lock:
                     state["ended"] = True
                     owed = state["owed"]
@@ -111,11 +117,16 @@ def now() -> float:
     return _current.time()
 
 
+def _own_loop() -> VirtualTimeLoop:
+    loop: VirtualTimeLoop | None = getattr(_working_for, "loop", None)
+    assert loop is not None, "not in a thread a virtual-time loop handed work to"
+    return loop
+
+
 def sleep_in_thread(seconds: float) -> None:
     """In a thread the loop handed work to: take `seconds` of virtual time, as a model's batch does,
     while the loop's timers (other callers' trips, lingers, deadlines) fire at their own times."""
-    assert _current is not None, "not under virtual_time.run"
-    loop = _current
+    loop = _own_loop()
     done = threading.Event()
 
     def wake() -> None:
@@ -147,12 +158,12 @@ class Gate:
         self._waiting = 0
 
     def wait(self, timeout: float = 10.0) -> bool:
-        assert _current is not None, "not under virtual_time.run"
+        loop = _own_loop()
         with self._lock:
             if self._event.is_set():
                 return True
             self._waiting += 1
-            _current.hold(-1)
+            loop.hold(-1)
         return self._event.wait(timeout)
 
     def set(self) -> None:
