@@ -26,11 +26,17 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from translator.api import libretranslate
+    from translator.api import glossaries, libretranslate
 
     async def languages(_: Request) -> JSONResponse:
         return JSONResponse(languages_body(get_languages()))
 
     # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
     # at "/languages" would redirect the bare path to "/languages/".
-    return Starlette(routes=[Route("/languages", languages, methods=["GET"]), *libretranslate.routes(get_service)])
+    return Starlette(
+        routes=[
+            Route("/languages", languages, methods=["GET"]),
+            *libretranslate.routes(get_service),
+            *glossaries.routes(get_service),  # #33
+        ]
+    )
