@@ -26,7 +26,7 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from translator.api import glossaries, libretranslate
+    from translator.api import deepl, glossaries, libretranslate
 
     async def languages(_: Request) -> JSONResponse:
         return JSONResponse(languages_body(get_languages()))
@@ -38,5 +38,6 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
             Route("/languages", languages, methods=["GET"]),
             *libretranslate.routes(get_service),
             *glossaries.routes(get_service),  # #33
+            *deepl.routes(get_service),  # #33
         ]
     )
