@@ -135,3 +135,12 @@ def test_form_and_query_bodies_and_deepl_errors(server):
     bad_entries = {"name": "x", "source_lang": "EN", "target_lang": "DE", "entries": "only-one-column"}
     refused = requests.post(f"{api}/glossaries", json=bad_entries, timeout=30)
     assert refused.status_code == 400 and "entries" in refused.json()["message"]
+
+
+def test_zotero_pdf_translate_deeplx_shape(server):
+    # zotero-pdf-translate's "DeepLX(API)" service (src/modules/services/deeplcustom.ts): its
+    # endpoint is the whole URL; one text, base codes in upper case; it reads `data`.
+    body = {"text": "Tokyo is the capital of Japan.", "source_lang": "EN", "target_lang": "JA"}
+    response = requests.post(f"{server.url}/deepl/translate", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.json()["data"] == translation_of(body["text"], "en", "ja")

@@ -38,6 +38,9 @@ from translator.text.langdetect import AUTO
 
 PREFIX = "/deepl"
 TRANSLATE_PATH = f"{PREFIX}/v2/translate"
+# DeepLX's shape (zotero-pdf-translate's "DeepLX(API)" service, whose DeepL services have fixed URLs):
+# {"text", "source_lang", "target_lang"} -> {"code": 200, "data": translation}.
+DEEPLX_PATH = f"{PREFIX}/translate"
 TAG_HANDLING = ("html", "xml")
 FORMALITY = ("default", "more", "less", "prefer_more", "prefer_less")
 # This server does not meter characters: /v2/usage answers a limit no client reaches.
@@ -49,7 +52,7 @@ def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
     path = scope.get("path", "")
     if path != PREFIX and not path.startswith(PREFIX + "/"):
         return None
-    return EdgeRequest(scope, queued=path == TRANSLATE_PATH, media_types=FORM_TYPES)
+    return EdgeRequest(scope, queued=path in (TRANSLATE_PATH, DEEPLX_PATH), media_types=FORM_TYPES)
 
 
 def error_response(exc: TranslationError) -> Any:
@@ -143,6 +146,13 @@ async def translate(request: Any, handler: Any) -> dict[str, Any]:
             for record, text in zip(result.result, texts, strict=True)
         ]
     }
+
+
+async def deeplx(request: Any, handler: Any) -> dict[str, Any]:
+    """DeepLX's translate: one text, DeepL's codes, the translation as `data`."""
+    answer = await translate(request, handler)
+    translation = answer["translations"][0]
+    return {"code": 200, "data": translation["text"], "source_lang": translation["detected_source_language"]}
 
 
 async def languages(request: Any, handler: Any) -> list[dict[str, Any]]:
@@ -258,6 +268,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     v2 = f"{PREFIX}/v2"
     return [
         Route(f"{v2}/translate", answering(translate, keyed=False), methods=["POST", "GET"]),
+        Route(DEEPLX_PATH, answering(deeplx, keyed=False), methods=["POST"]),
         Route(f"{v2}/languages", answering(languages), methods=["GET", "POST"]),
         Route(f"{v2}/usage", answering(usage), methods=["GET", "POST"]),
         Route(f"{v2}/glossary-language-pairs", answering(pairs), methods=["GET"]),
