@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from translator.contract.errors import InvalidRequest, PayloadTooLarge
 
+# A term: one line, no whitespace at its edges (stated in the schema; the validator says it in words).
+TERM_PATTERN = r"^\S(?:[^\t\r\n]*\S)?$"
 # Bounds of one glossary (inline or stored) and of the store, so a glossary can neither fill a
 # worker's memory nor make matching slow: a pattern of 5,000 terms of 100 characters compiles in
 # milliseconds and matches in linear time.
@@ -25,11 +27,17 @@ MAX_STORED_GLOSSARIES = 1_000
 class GlossaryEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: str = Field(min_length=1, max_length=MAX_TERM_CHARS, description="The term as written in the source.")
+    source: str = Field(
+        min_length=1,
+        max_length=MAX_TERM_CHARS,
+        json_schema_extra={"pattern": TERM_PATTERN},
+        description="The term as written in the source.",
+    )
     target: str | None = Field(
         default=None,
         min_length=1,
         max_length=MAX_TERM_CHARS,
+        json_schema_extra={"pattern": TERM_PATTERN},
         description="What stands for it in every translation; absent: the term is kept as it is.",
     )
 
