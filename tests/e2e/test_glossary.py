@@ -76,6 +76,12 @@ def test_stored_glossary_lifecycle_and_use_on_both_apis(server):
     assert libre.status_code == 200, libre.text
     assert libre.json()["translatedText"] == [expected]
 
+    detected = post(server, body(sentence, "auto", "en", glossaryId=glossary_id, glossaryReport=True))
+    assert detected.status_code == 200, detected.text
+    record = detected.json()["result"][0]
+    assert record["detectedLang"] == "es" and record["text"] == expected
+    assert record["glossary"] == [{"source": "Madrid", "target": "MAD"}]
+
     mismatch = post(server, body(sentence, "es", "fr", glossaryId=glossary_id))
     assert mismatch.status_code == 400 and "es -> en" in mismatch.json()["error"]
     assert requests.delete(f"{server.url}/glossaries/{glossary_id}", timeout=30).status_code == 204
