@@ -124,6 +124,10 @@ def test_form_and_query_bodies_and_deepl_errors(server):
     ):
         response = requests.post(f"{api}/translate", json=bad, timeout=30)
         assert response.status_code == 400 and needle in response.json().get("message", ""), (bad, response.text)
+    long_id = {"text": "x", "source_lang": "EN", "target_lang": "DE", "glossary_id": "g" * 500}
+    assert requests.post(f"{api}/translate", json=long_id, timeout=30).status_code == 400
+    numbers = requests.post(f"{api}/translate", json={"text": "42", "target_lang": "DE"}, timeout=30).json()
+    assert numbers["translations"] == [{"detected_source_language": "DE", "text": "42", "billed_characters": 2}]
     missing = {
         "text": "Welcome to Berlin!",
         "source_lang": "EN",

@@ -34,7 +34,7 @@ from translator.contract.errors import (
 )
 from translator.contract.glossary import GlossaryEntry, entries_map
 from translator.contract.schemas import Payload, Record
-from translator.text.langdetect import AUTO
+from translator.text.langdetect import AUTO, UNDETERMINED
 
 PREFIX = "/deepl"
 TRANSLATE_PATH = f"{PREFIX}/v2/translate"
@@ -128,18 +128,28 @@ async def translate(request: Any, handler: Any) -> dict[str, Any]:
     glossary_id = _one(params, "glossary_id")
     if glossary_id is not None and source == AUTO:
         raise InvalidRequest("Use of a glossary requires the 'source_lang' parameter to be specified.")
-    payload = Payload(
-        fromLang=source,
-        toLang=target,
-        records=[Record(id=str(index), text=text) for index, text in enumerate(texts)],
-        format="html" if tag_handling else "text",
-        glossaryId=glossary_id,
-    )
+    try:
+        payload = Payload(
+            fromLang=source,
+            toLang=target,
+            records=[Record(id=str(index), text=text) for index, text in enumerate(texts)],
+            format="html" if tag_handling else "text",
+            glossaryId=glossary_id,
+        )
+    except ValidationError as exc:  # a glossary_id too long to be one
+        raise InvalidRequest(f"Invalid request: {validation_message(exc.errors())}") from None
     result = await handler.translate(payload, request.headers, request.receive)
+
+    def detected(language: str | None) -> str:
+        # Text without letters comes back as it is, as if written in the target language.
+        if source != AUTO:
+            return to_deepl(source)
+        return to_deepl(target if language in (None, UNDETERMINED) else str(language))
+
     return {
         "translations": [
             {
-                "detected_source_language": to_deepl(record.detected_lang or source if source == AUTO else source),
+                "detected_source_language": detected(record.detected_lang),
                 "text": record.text,
                 "billed_characters": len(text),
             }
