@@ -35,6 +35,19 @@ def test_inline_glossary_replaces_the_term_where_the_model_put_it(server):
     assert plain == {"id": "a", "text": translation_of(sentence, "en", "fr")}
 
 
+def test_inline_glossary_on_the_libretranslate_api(server):
+    sentence = "Welcome to Berlin!"
+    body = {"q": sentence, "source": "en", "target": "de", "glossary": {"entries": [{"source": "Berlin"}]}}
+    kept = requests.post(f"{server.url}/libretranslate/translate", json=body, timeout=60)
+    assert kept.json() == {"translatedText": translation_of(sentence, "en", "de")}, kept.text
+    body["glossary"] = {"entries": [{"source": "Berlin", "target": "Bärlin"}]}
+    changed = requests.post(f"{server.url}/libretranslate/translate", json=body, timeout=60).json()
+    assert changed["translatedText"] == translation_of(sentence, "en", "de").replace("Berlin", "Bärlin")
+    body["glossary"] = {"entries": [{"source": ""}]}
+    refused = requests.post(f"{server.url}/libretranslate/translate", json=body, timeout=60)
+    assert refused.status_code == 400 and "glossary" in refused.json()["error"]
+
+
 def test_glossary_in_html_text_nodes_only(server):
     glossary = {"entries": [{"source": "Berlin", "target": "BERLIN"}]}
     html = '<p><a href="https://berlin.example/Berlin">Welcome to Berlin!</a></p>'
