@@ -189,3 +189,34 @@ def test_target_terms_stand_for_every_occurrence_and_never_enter_markup(parts, f
     assert MARKUP.findall(out["text"]) == MARKUP.findall(text)
     if engine is identity:  # a model that copies: only the terms changed
         assert out["text"].replace(TARGET, "term") == text
+
+
+UNSPACED_TERMS = Terms("ja", "en", {"東京": TARGET})
+# In an unspaced script a term matches inside a run of characters ("東京都"), never across a space.
+UNSPACED_SEGMENTS = [
+    ("東京", 1),
+    ("東京都", 1),
+    ("京都", 0),
+    ("東", 0),
+    ("{東京}", 0),
+    ("<code>東京</code>", 0),
+    ("<b>東京</b>", 1),
+    ('<a href="https://example.com/x" title="東京">東京へ</a>', 1),
+    ("。", 0),
+]
+
+
+async def other_words(pieces: list[Piece]) -> list[PieceResult]:
+    # A model whose translation holds none of the source's characters: every term is placed in fragments.
+    return [PieceResult(text="Translated words.") for _ in pieces]
+
+
+@PROPERTIES
+@given(st.lists(st.sampled_from(UNSPACED_SEGMENTS), min_size=1, max_size=12), st.sampled_from([identity, other_words]))
+def test_unspaced_terms_stand_for_every_occurrence_and_never_enter_markup(parts, engine):
+    text, occurrences = _record(parts, "html")
+    out = translate(payload(text, src="ja", tgt="en", fmt="html"), UNSPACED_TERMS, engine)[0]
+    assert out["text"].count(TARGET) == occurrences
+    assert MARKUP.findall(out["text"]) == MARKUP.findall(text)
+    for kept in ("<code>東京</code>", "{東京}", 'title="東京"'):
+        assert out["text"].count(kept) == text.count(kept)
