@@ -20,6 +20,7 @@ from translator.api.disconnect import CallerGone
 from translator.api.engine_channel import EngineChannel
 from translator.api.engine_client import EngineClient
 from translator.api.engine_gate import EngineGate
+from translator.api.glossaries import store_for
 from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
 from translator.api.routes import routes_app
@@ -175,7 +176,13 @@ class Translation:
         self.channel = EngineChannel()
         self.client = EngineClient(self.gate, self.channel.call)
         # Both APIs (this one and translator/api/libretranslate.py) translate through it.
-        self.handler = RequestHandler(self.client, self.languages, SETTINGS.batching.max_latency_ms, ENGINE_LOAD)
+        self.handler = RequestHandler(
+            self.client,
+            self.languages,
+            SETTINGS.batching.max_latency_ms,
+            ENGINE_LOAD,
+            glossaries=store_for(SETTINGS.cache.shared_url()),  # #33: shared when the cache is
+        )
 
     @bentoml.on_startup
     async def watch_engine(self) -> None:

@@ -291,6 +291,8 @@ def run_server_points(
             rows.append(run_repeated(setup))
         if "libretranslate" in args.scenarios:
             rows.extend(run_libretranslate(setup))
+        if "deepl" in args.scenarios:
+            rows.extend(run_libretranslate(setup, "deepl"))
         if "bulk" in args.scenarios:
             rows.append(run_bulk(setup, _capacity(rows, settings)))
         if "overload" in args.scenarios:

@@ -21,7 +21,7 @@ from bench import workload
 from bench.points import Point, Setup, load_row
 from bench.rows import Row
 from bench.tokens import generated_tokens, outputs_path, write_outputs
-from harness.load import Job, LoadResult, closed_loop, libretranslate_job, open_loop, run_load
+from harness.load import Job, LoadResult, closed_loop, deepl_job, libretranslate_job, open_loop, run_load
 from harness.metrics import samples
 from harness.servers import Server
 
@@ -32,7 +32,7 @@ logger = logging.getLogger("bench")
 # repeated: 32 one-record clients cycling over the corpus's sentences (after one pass, all cached).
 # bulk: a corpus of one-sentence records in mixed pairs through `m2m-translate --url`, as a user runs it.
 # libretranslate: Weblate-shaped clients on the LibreTranslate API beside the same load on POST /translation.
-SCENARIOS = ("mixed-priority", "overload", "repeated", "bulk", "libretranslate")
+SCENARIOS = ("mixed-priority", "overload", "repeated", "bulk", "libretranslate", "deepl")
 MIXED_INTERACTIVE, MIXED_BULK, MIXED_BULK_RECORDS = 8, 32, 16
 TARGET_CLIENTS = 32
 # The libretranslate scenario: Weblate sends lists of up to 20 texts, one request at a time per
@@ -115,19 +115,28 @@ def run_repeated(setup: Setup) -> dict:
     return row
 
 
-def run_libretranslate(setup: Setup) -> list[dict]:
-    """Weblate-shaped clients (lists of WEBLATE_RECORDS texts) on the LibreTranslate API, and the
-    same load on `POST /translation`: what the compatible path costs. Each API gets two halves of
-    the time, in turn (native, compatible, native, compatible), so that a machine that slows down
-    during the run does not favour one; each half draws texts of its own (no cache hits)."""
+# A compatible API's scenario: how a native request is sent on it, and its epochs (ten from there).
+COMPATIBLE = {
+    "libretranslate": (libretranslate_job, workload.EPOCH_LIBRETRANSLATE),
+    "deepl": (deepl_job, workload.EPOCH_DEEPL),
+}
+
+
+def run_libretranslate(setup: Setup, compatible: str = "libretranslate") -> list[dict]:
+    """Weblate-shaped clients (lists of WEBLATE_RECORDS texts) on a compatible API (LibreTranslate's,
+    or DeepL's with `compatible="deepl"`), and the same load on `POST /translation`: what the
+    compatible path costs. Each API gets two halves of the time, in turn (native, compatible,
+    native, compatible), so that a machine that slows down during the run does not favour one;
+    each half draws texts of its own (no cache hits)."""
     url, args = setup.server.url, setup.args
-    halves: dict[str, list[LoadResult]] = {"native": [], "libretranslate": []}
-    points: dict[str, list[Point]] = {"native": [], "libretranslate": []}
-    epochs = iter(range(workload.EPOCH_LIBRETRANSLATE, workload.EPOCH_LIBRETRANSLATE + 10))
+    halves: dict[str, list[LoadResult]] = {"native": [], compatible: []}
+    points: dict[str, list[Point]] = {"native": [], compatible: []}
+    convert, first_epoch = COMPATIBLE[compatible]
+    epochs = iter(range(first_epoch, first_epoch + 10))
 
     def jobs(api: str) -> Iterator[Job]:
         native = (r.job() for r in workload.requests(WEBLATE_RECORDS, next(epochs)))
-        return native if api == "native" else (libretranslate_job(j) for j in native)
+        return native if api == "native" else (convert(j) for j in native)
 
     if args.warmup > 0:
         for api in halves:
@@ -153,7 +162,7 @@ def run_libretranslate(setup: Setup) -> list[dict]:
             WEBLATE_CLIENTS,
             WEBLATE_RECORDS,
             priority=api,
-            scenario="libretranslate",
+            scenario=compatible,
             seconds=sum(r.seconds for r in results),
         )
         rows.append(row)

@@ -107,6 +107,8 @@ def epoch_of(concurrency: int, records: int) -> int:
 EPOCH_INTERACTIVE, EPOCH_BULK, EPOCH_OVERLOAD, EPOCH_BULK_JOB = 10_000_001, 10_000_002, 10_000_003, 10_000_004
 # The libretranslate scenario's halves take the ten epochs from here.
 EPOCH_LIBRETRANSLATE = 10_000_010
+# The deepl scenario's, from here.
+EPOCH_DEEPL = 10_000_020
 
 
 def _count() -> Iterator[int]:

@@ -14,6 +14,7 @@ import aiohttp
 
 CLIENT_TIMEOUT_S = 600.0
 LIBRETRANSLATE_PATH = "/libretranslate/translate"
+DEEPL_PATH = "/deepl/v2/translate"
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Job:
     def ids(self) -> list[str]:
         if self.path == LIBRETRANSLATE_PATH:  # answers are positional
             return [str(i) for i in range(len(self.body["q"]))]
+        if self.path == DEEPL_PATH:
+            return [str(i) for i in range(len(self.body["text"]))]
         return [record["id"] for record in self.body["payload"]["records"]]
 
 
@@ -37,6 +40,17 @@ def libretranslate_job(native: Job) -> Job:
     payload = native.body["payload"]
     body = {"q": [r["text"] for r in payload["records"]], "source": payload["fromLang"], "target": payload["toLang"]}
     return Job(body, native.expected, native.headers, LIBRETRANSLATE_PATH)
+
+
+def deepl_job(native: Job) -> Job:
+    """The same request as DeepL's clients (Weblate's DeepL machinery) send it: a list `text`."""
+    payload = native.body["payload"]
+    body = {
+        "text": [r["text"] for r in payload["records"]],
+        "source_lang": payload["fromLang"].upper(),
+        "target_lang": payload["toLang"].upper(),
+    }
+    return Job(body, native.expected, native.headers, DEEPL_PATH)
 
 
 def job(source: str, target: str, texts: Iterable[str], expected: Iterable[str] | None = None, prefix: str = "") -> Job:
@@ -54,6 +68,9 @@ def check_answer(job: Job, status: int, data: Any) -> tuple[str, list[str] | Non
     try:
         if job.path == LIBRETRANSLATE_PATH:
             texts = list(data["translatedText"])
+            ids = [str(i) for i in range(len(texts))]
+        elif job.path == DEEPL_PATH:
+            texts = [translation["text"] for translation in data["translations"]]
             ids = [str(i) for i in range(len(texts))]
         else:
             result = data["result"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import deepl
 import pytest
 import requests
 from libretranslatepy import LibreTranslateAPI
@@ -56,6 +57,14 @@ def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp
         assert bearer.json() == expected
         client = LibreTranslateAPI(f"{srv.url}/libretranslate/", api_key=KEY)
         assert client.translate(body["q"], "en", "ja") == expected["translatedText"]
+        # DeepL's API (#33): its own header scheme, DeepL's 403 without an accepted key; the
+        # glossaries, read or written, need a key on either API.
+        with pytest.raises(deepl.AuthorizationException):
+            deepl.Translator(WRONG, server_url=f"{srv.url}/deepl/").translate_text(body["q"], target_lang="JA")
+        deepl_client = deepl.Translator(KEY, server_url=f"{srv.url}/deepl/")
+        assert deepl_client.translate_text(body["q"], target_lang="JA").text == expected["translatedText"]
+        assert requests.get(f"{srv.url}/glossaries", timeout=30).status_code == 401
+        assert requests.get(f"{srv.url}/deepl/v2/glossaries", timeout=30).status_code == 403
         settings = requests.get(f"{srv.url}/libretranslate/frontend/settings", timeout=30).json()
         assert settings["keyRequired"] is True
         # Kubernetes' probes, Prometheus and the language lists need no key.

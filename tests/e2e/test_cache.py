@@ -84,6 +84,29 @@ def test_concurrent_repeats_stay_exact_and_hit(cached):
     assert metric_value(server, "translation_cache_lookups_total", result="hit") > hits
 
 
+def test_glossaries_are_kept_in_the_shared_valkey(cached):
+    # #33: with a shared cache, every replica sees the same glossaries (translator/api/glossaries.py).
+    import redis
+
+    server, valkey = cached
+    entries = [{"source": "Berlin", "target": "BERLIN"}]
+    created = requests.post(
+        f"{server.url}/glossaries",
+        json={"name": "shared", "sourceLang": "en", "targetLang": "de", "entries": entries},
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    glossary_id = created.json()["glossaryId"]
+    assert redis.Redis.from_url(valkey.url).sismember("glossaries", glossary_id)
+    body = request_for("en", "de", [("1", "Welcome to Berlin!")])
+    body["payload"]["glossaryId"] = glossary_id
+    for _ in range(4):  # whichever API worker answers
+        answer = requests.post(f"{server.url}/translation", json=body, timeout=60).json()
+        assert "BERLIN" in answer["result"][0]["text"], answer
+    assert requests.delete(f"{server.url}/glossaries/{glossary_id}", timeout=30).status_code == 204
+    assert not redis.Redis.from_url(valkey.url).exists(f"glossary:{glossary_id}")
+
+
 def test_killing_the_cache_server_under_load_loses_no_request(cached):
     server, valkey = cached
     killer = threading.Timer(2.0, valkey.kill)

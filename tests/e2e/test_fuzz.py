@@ -68,6 +68,8 @@ def assert_answers_every_id(body: dict, records: list[dict], payload: dict | Non
         allowed.add("alternatives")
     if payload and payload.get("fromLang") == "auto":
         allowed |= {"detectedLang", "detectedConfidence"}
+    if payload and payload.get("glossaryReport"):
+        allowed.add("glossary")
     assert all(isinstance(r["text"], str) and {"id", "text"} <= set(r) <= allowed for r in result)
     return [r["text"] for r in result]
 
@@ -160,6 +162,11 @@ def contract_schema(server, max_records: int, max_chars: int) -> dict:
         if option.get("type") == "string":
             option["enum"] = languages
     payload["records"]["maxItems"] = max_records
+    # glossaryId names a stored glossary: any other string is a 404, so a valid request has none
+    # (tests/e2e/test_glossary.py uses real ones). An inline glossary's source terms are distinct:
+    # one entry always is.
+    payload["glossaryId"] = {"type": "null"}
+    document["components"]["schemas"]["InlineGlossary"]["properties"]["entries"]["maxItems"] = 1
     document["components"]["schemas"]["Record"]["properties"]["text"]["maxLength"] = max_chars
     return document
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from translator.api.disconnect import unless_disconnected
 from translator.api.engine_client import EngineClient
+from translator.api.glossaries import GlossaryStore, request_terms, store_for
 from translator.api.pipeline import translate_payload
 from translator.api.request_options import deadline_ms_of, priority_of
 from translator.contract.protocol import Piece
@@ -28,8 +29,11 @@ class RequestHandler:
         languages: Collection[str],
         max_latency_ms: float,
         engine_load: LoadReader | None = None,
+        glossaries: GlossaryStore | None = None,
     ) -> None:
         self.client = client
+        # Stored glossaries (#33): in the shared Valkey when there is one, else in local files.
+        self.glossaries = glossaries if glossaries is not None else store_for(None)
         # Told each request's size: the early refusal sizes requests like the recent ones.
         self.engine_load = engine_load
         self.languages = frozenset(languages)
@@ -55,4 +59,5 @@ class RequestHandler:
                 self.engine_load.saw(priority, len(pieces))
             return await self.client.translate(pieces, priority, deadline, binding)
 
-        return await unless_disconnected(receive, translate_payload(payload, self.languages, engine))
+        terms = await request_terms(payload, self.glossaries)
+        return await unless_disconnected(receive, translate_payload(payload, self.languages, engine, terms))

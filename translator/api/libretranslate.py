@@ -240,6 +240,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
         records=[Record(id=str(index), text=text) for index, text in enumerate(texts)],
         format="html" if fmt == "html" else "text",
         alternatives=alternatives,
+        **_glossary(params),
     )
     result = await service.handler.translate(payload, request.headers, request.receive)
     translated = [record.text for record in result.result]
@@ -251,6 +252,28 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
         others = [record.alternatives or [] for record in result.result]
         body["alternatives"] = others if is_list else others[0]
     return body
+
+
+def _glossary(params: dict[str, Any]) -> dict[str, Any]:
+    """This server's extension (#33): `glossary_id` (a stored glossary) or `glossary` (entries, in a
+    JSON body), as on POST /translation."""
+    from pydantic import ValidationError
+
+    from translator.contract.errors import validation_message
+    from translator.contract.glossary import InlineGlossary
+
+    out: dict[str, Any] = {}
+    glossary_id = params.get("glossary_id")
+    if glossary_id not in (None, ""):
+        if not isinstance(glossary_id, str) or len(glossary_id) > 100:
+            raise InvalidRequest("Invalid request: glossary_id must be a glossary's id")
+        out["glossaryId"] = glossary_id
+    if params.get("glossary") is not None:
+        try:
+            out["glossary"] = InlineGlossary.model_validate(params["glossary"])
+        except ValidationError as exc:
+            raise InvalidRequest(f"Invalid request: glossary: {validation_message(exc.errors())}") from None
+    return out
 
 
 async def detect(request: Any, service: Service) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from translator.api import deepl
 from translator.api.answer_timing import TimedAnswer, UnreadAnswers, not_taken
 from translator.api.auth import ApiKeys
 from translator.api.json_errors import ErrorRewriter, Message, Send
@@ -63,7 +64,8 @@ class _Arrival:
 
 
 def _arrival(scope: Scope) -> _Arrival:
-    libretranslate = edge_request(scope)
+    # DeepL's API (#33) sends its key in its own header scheme, checked by its routes.
+    libretranslate = edge_request(scope) or deepl.edge_request(scope)
     if libretranslate is not None:
         scope = libretranslate.scope
     return _Arrival(

@@ -18,8 +18,10 @@ from translator.contract.errors import (
     TranslationIncomplete,
     UnsupportedLanguage,
 )
+from translator.contract.glossary import GlossaryEntry
 from translator.contract.protocol import ENGINE_FAILED, TRUNCATED, Piece, PieceResult
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
+from translator.text.glossary import Terms
 from translator.text.langdetect import AUTO, UNDETERMINED, Detection, detector_for
 from translator.text.markup import Token
 from translator.text.plan import Plan, Resolution, language_text, plan_record, record_tokens
@@ -59,7 +61,10 @@ def check_languages(payload: Payload, supported: Collection[str]) -> None:
 SPLIT_IN_THREAD_CHARS = 5_000
 
 
-async def translate_payload(payload: Payload, supported: Collection[str], engine: EngineCall) -> TranslationResult:
+async def translate_payload(
+    payload: Payload, supported: Collection[str], engine: EngineCall, terms: Terms | None = None
+) -> TranslationResult:
+    """`terms`: the request's glossary (translator/api/glossaries.py `request_terms`), if any."""
     check_limits(payload)
     check_languages(payload, supported)
     detected: list[tuple[str, float]] | None = None
@@ -68,14 +73,18 @@ async def translate_payload(payload: Payload, supported: Collection[str], engine
         sources, detected, tokens = await _detect_sources(payload, supported)
     elif payload.from_lang == payload.to_lang:
         # Nothing to translate; the model would only paraphrase, slowly.
-        return TranslationResult(result=[TranslatedRecord(id=r.id, text=r.text) for r in payload.records])
+        report: list[GlossaryEntry] | None = [] if payload.glossary_report else None
+        return TranslationResult(
+            result=[TranslatedRecord(id=r.id, text=r.text, glossary=report) for r in payload.records]
+        )
     else:
         sources = [payload.from_lang] * len(payload.records)
 
     # A large request is split in a thread: 500,000 characters take tens of milliseconds, which on
     # the worker's event loop every other request in that worker would wait out.
     large = sum(len(record.text) for record in payload.records) > SPLIT_IN_THREAD_CHARS
-    plans = await asyncio.to_thread(_plans, payload, sources, tokens) if large else _plans(payload, sources, tokens)
+    make = functools.partial(_plans, payload, sources, tokens, terms)
+    plans = await asyncio.to_thread(make) if large else make()
     # All of a request's sentences go in one call: the scheduler merges them with other requests'
     # and sorts them by length, so splitting costs no extra round trips. A second call, for the
     # whole request, only where inline tags or placeholders could not be placed in a sentence's
@@ -117,9 +126,15 @@ def _render_all(
                 detectedLang=language,
                 detectedConfidence=confidence,
                 alternatives=alternatives,
+                glossary=_report(plan) if payload.glossary_report else None,
             )
         )
     return out
+
+
+def _report(plan: Plan) -> list[GlossaryEntry]:
+    entries = plan.applied.entries
+    return [GlossaryEntry(source=s, target=t if t != s else None) for s, t in entries.items()]
 
 
 def _alternatives(
@@ -228,10 +243,12 @@ def _detect_all(payload: Payload, supported: frozenset[str]) -> tuple[list[list[
     return tokens, [detector.detect(text) if has_letters(text) else None for text in texts]
 
 
-def _plans(payload: Payload, sources: list[str], tokens: list[list[Token]] | None) -> list[Plan]:
+def _plans(
+    payload: Payload, sources: list[str], tokens: list[list[Token]] | None, terms: Terms | None = None
+) -> list[Plan]:
     # A record already in the target language comes back as it is, like a whole request does.
     made: list[list[Token] | None] = list(tokens) if tokens is not None else [None] * len(payload.records)
     return [
-        plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format, parsed)
+        plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format, parsed, terms)
         for record, source, parsed in zip(payload.records, sources, made, strict=True)
     ]

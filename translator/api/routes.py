@@ -26,7 +26,7 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from translator.api import documents, libretranslate
+    from translator.api import deepl, documents, glossaries, libretranslate
 
     async def languages(_: Request) -> JSONResponse:
         return JSONResponse(languages_body(get_languages()))
@@ -39,5 +39,7 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
             *libretranslate.routes(get_service),
             # Document translation (translator/api/documents.py).
             *documents.routes(get_service),
+            *glossaries.routes(get_service),  # #33
+            *deepl.routes(get_service),  # #33
         ]
     )

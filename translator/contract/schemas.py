@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from translator.contract import limits
+from translator.contract.glossary import GlossaryEntry, InlineGlossary
 
 EXAMPLE_TEXT = "Life is like a box of chocolates."
 
@@ -56,6 +57,25 @@ class Payload(BaseModel):
         description="'text' (default) or 'html': text nodes are translated and the markup, entities, "
         'comments, <script>, <style>, <code>, <pre> and translate="no" elements come back as they were.',
     )
+    # Glossaries (#33): optional, so the contract without them is unchanged.
+    glossary: InlineGlossary | None = Field(
+        default=None,
+        description="Terms to translate a fixed way in this request, from fromLang (not 'auto') to toLang: each "
+        "source term, as a whole word, becomes its target term, or stays as it is when the entry has no target.",
+    )
+    glossary_id: str | None = Field(
+        default=None,
+        alias="glossaryId",
+        max_length=100,
+        description="A stored glossary (POST /glossaries) applied to records in its source language, when toLang "
+        "is its target language.",
+    )
+    glossary_report: bool = Field(
+        default=False,
+        alias="glossaryReport",
+        strict=True,
+        description="Answer each record's `glossary`: the entries applied to it.",
+    )
 
 
 class TranslatedRecord(BaseModel):
@@ -83,6 +103,11 @@ class TranslatedRecord(BaseModel):
         default=None,
         exclude_if=lambda value: value is None,
         description="With `alternatives` asked for: other translations of the record, best first.",
+    )
+    glossary: list[GlossaryEntry] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="With glossaryReport: the glossary entries applied to this record, in order of first use.",
     )
 
 

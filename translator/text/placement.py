@@ -78,7 +78,11 @@ def locate(
     cursor: dict[str, int] = {}  # a repeated placeholder's next occurrence is searched after its last
     for start, end, item in keeps:
         needle = unit.text[start:end]
-        found = _find(translation, needle, cursor.get(needle, 0), taken)
+        # A whole word first: `translate="no">term<` is not the "term" of "terminal". Any occurrence
+        # next, as the model may glue a kept span to a word; never for a glossary term, which is a word.
+        found = _find(translation, needle, cursor.get(needle, 0), taken, spaced)
+        if found is None and not unit.items[item].term:
+            found = _find(translation, needle, cursor.get(needle, 0), taken)
         if found is None:
             return None
         cursor[needle] = found[1]

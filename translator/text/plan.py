@@ -26,6 +26,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
+from translator.text.glossary import Applied, Terms, apply_terms
 from translator.text.markup import TEXT, Token, html_tokens, text_tokens
 from translator.text.placement import fragments, locate, second_round_texts
 from translator.text.segment import UNSPACED_LANGUAGES
@@ -46,12 +47,21 @@ def plan_record(
     target: str,
     fmt: str = TEXT_FORMAT,
     tokens: list[Token] | None = None,
+    terms: Terms | None = None,
 ) -> Plan:
-    """`tokens`: the record's `record_tokens`, when detection made them already (HTML is parsed once)."""
+    """`tokens`: the record's `record_tokens`, when detection made them already (HTML is parsed once);
+    `terms`: a glossary, applied when it is for this record's language pair (translator/text/glossary.py)."""
     if language == target:  # already in the target language: it comes back as it is
         return Plan(text, [], "", 1, "", escape=_identity)
     escape = _escape if fmt == HTML_FORMAT else _identity
-    return Plan(text, record_tokens(text, fmt) if tokens is None else tokens, language, max_chars, target, escape)
+    parsed = record_tokens(text, fmt) if tokens is None else tokens
+    if terms is None or not terms.applies(language, target):
+        return Plan(text, parsed, language, max_chars, target, escape)
+    parsed, applied = apply_terms(parsed, terms, language, fmt == HTML_FORMAT)
+    # The glossary's target terms are in the tokens' raw text: what lies between sentences comes from it.
+    plan = Plan("".join(token.raw for token in parsed), parsed, language, max_chars, target, escape)
+    plan.applied = applied
+    return plan
 
 
 def language_text(tokens: list[Token]) -> str:
@@ -81,6 +91,7 @@ class Plan:
     ) -> None:
         self.source = source
         self.escape = escape
+        self.applied = Applied()  # the glossary entries this record used
         # Sentences that touched in the source (Japanese or Chinese after 。) get a space between
         # them when the target language writes with spaces, so ja→en is not "Hello.How are you?".
         self.spaced = bool(target) and target not in UNSPACED_LANGUAGES

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from translator.text.glossary import TERM
 from translator.text.markup import BREAK, CLOSE, KEEP, OPEN, POINT, TAG, TEXT, Token
 from translator.text.segment import has_letters, split_text
 
@@ -21,6 +22,7 @@ class Item:
     raw: str
     role: str = ""
     partner: int = -1  # index of the matching OPEN/CLOSE item in the unit
+    term: bool = False  # KEEP: a glossary term (translator/text/glossary.py), found as a whole word
 
 
 @dataclass
@@ -133,7 +135,7 @@ def _unit(
             if b > a:
                 items.append(Item(TEXT, token.text[a:b], token.raw[token.raw_at(a) : token.raw_at(b)]))
         elif token.kind == KEEP:
-            items.append(Item(KEEP, token.text, token.raw))
+            items.append(Item(KEEP, token.text, token.raw, term=token.name == TERM))
         elif token.kind == TAG:
             position_of[index] = len(items)
             role = token.role if first <= token.partner <= last else POINT

@@ -1,0 +1,222 @@
+"""Glossaries without a server (#33): matching, the request's glossary, the two stores, and
+properties: a glossary's target term never lands in markup, a URL or a placeholder, and stands for
+every whole-word occurrence of its source term in the text, whatever the model does with the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.valkey import valkey  # noqa: F401 - the fixture
+from translator.api.glossaries import (
+    FileStore,
+    GlossaryMismatch,
+    GlossaryNotFound,
+    ValkeyStore,
+    new_glossary,
+    request_terms,
+)
+from translator.api.pipeline import translate_payload
+from translator.contract.errors import InvalidRequest
+from translator.contract.protocol import Piece, PieceResult
+from translator.contract.schemas import Payload
+from translator.text.glossary import Terms
+from translator.text.plan import plan_record
+
+LANGS = {"en", "fr", "de", "ja", "zh"}
+
+
+def payload(*texts: str, src="en", tgt="fr", fmt="text", **extra) -> Payload:
+    records = [{"id": str(i), "text": t} for i, t in enumerate(texts)]
+    return Payload.model_validate({"fromLang": src, "toLang": tgt, "records": records, "format": fmt, **extra})
+
+
+async def identity(pieces: list[Piece]) -> list[PieceResult]:
+    return [PieceResult(text=p.text) for p in pieces]
+
+
+async def upper(pieces: list[Piece]) -> list[PieceResult]:
+    # A model that translates every word: no source term survives to be found.
+    return [PieceResult(text=p.text.upper()) for p in pieces]
+
+
+def translate(p: Payload, terms: Terms | None, engine=identity) -> list[dict]:
+    result = asyncio.run(translate_payload(p, LANGS, engine, terms))
+    return [r.model_dump(by_alias=True) for r in result.result]
+
+
+def rendered(text: str, terms: Terms, language="en", target="fr", fmt="text") -> str:
+    plan = plan_record(text, language, 200, target, fmt, terms=terms)
+    resolution = plan.resolve(plan.first_round)
+    return resolution.render(resolution.second_round)
+
+
+TERMS = Terms("en", "fr", {"Paris": "Lutèce", "cat": "chat", "New York": "NYC", "New": "Neuf", "BentoML": "BentoML"})
+
+
+def test_whole_words_longest_first_and_a_capital_first_letter():
+    assert rendered("New York is new, Paris is not.", TERMS) == "NYC is new, Lutèce is not."
+    assert rendered("Cat and cat, but not concatenate or cats.", TERMS) == "Chat and chat, but not concatenate or cats."
+    assert rendered("New Yorker", TERMS) == "Neuf Yorker"
+
+
+def test_kept_terms_and_the_report():
+    p = payload("BentoML serves Paris.", "Nothing here.", glossaryReport=True)
+    out = translate(p, TERMS)
+    assert out[0]["text"] == "BentoML serves Lutèce."
+    assert out[0]["glossary"] == [{"source": "BentoML", "target": None}, {"source": "Paris", "target": "Lutèce"}]
+    assert out[1]["glossary"] == []
+    assert "glossary" not in translate(payload("Paris."), TERMS)[0]  # off by default: the contract is unchanged
+
+
+def test_unspaced_source_matches_inside_a_run_of_characters():
+    terms = Terms("ja", "en", {"東京": "Edo"})
+    assert rendered("東京は日本の首都です。", terms, "ja", "en") == "Edoは日本の首都です。"
+
+
+def test_a_glossary_for_another_pair_does_nothing():
+    assert rendered("Paris", TERMS, "en", "de") == "Paris"
+
+
+def test_html_text_nodes_only_and_escaped():
+    terms = Terms("en", "fr", {"cat": "<chat & co>"})
+    html = '<p title="cat"><a href="https://cat.example/cat">cat</a> <code>cat</code> {cat} cat</p>'
+    assert rendered(html, terms, fmt="html") == (
+        '<p title="cat"><a href="https://cat.example/cat">&lt;chat &amp; co&gt;</a> <code>cat</code> {cat} '
+        "&lt;chat &amp; co&gt;</p>"
+    )
+
+
+def test_the_target_term_is_placed_when_the_model_translates_the_words_around_it():
+    out = translate(payload("My cat lives in Paris."), TERMS, upper)
+    assert out[0]["text"] == "MY chat LIVES IN Lutèce."
+
+
+def test_request_terms_checks_the_glossary_against_the_request(tmp_path):
+    store = FileStore(tmp_path)
+    entries = [{"source": "cat", "target": "chat"}]
+    assert asyncio.run(request_terms(payload("x"), store)) is None
+    inline = asyncio.run(request_terms(payload("x", glossary={"entries": entries}), store))
+    assert inline is not None and inline.entries == {"cat": "chat"}
+    with pytest.raises(InvalidRequest, match="fromLang"):
+        asyncio.run(request_terms(payload("x", src="auto", glossary={"entries": entries}), store))
+    with pytest.raises(InvalidRequest, match="given twice"):
+        asyncio.run(request_terms(payload("x", glossary={"entries": entries * 2}), store))
+    with pytest.raises(GlossaryNotFound):
+        asyncio.run(request_terms(payload("x", glossaryId="00000000-0000-0000-0000-000000000000"), store))
+    glossary = new_glossary("g", "en", "de", {"cat": "Katze"})
+    asyncio.run(store.create(glossary))
+    with pytest.raises(GlossaryMismatch, match="en -> de"):
+        asyncio.run(request_terms(payload("x", glossaryId=glossary.glossary_id), store))
+    terms = asyncio.run(request_terms(payload("x", src="auto", tgt="de", glossaryId=glossary.glossary_id), store))
+    assert terms is not None and terms.applies("en", "de") and not terms.applies("fr", "de")
+
+
+def test_a_term_is_one_line_without_edge_whitespace():
+    with pytest.raises(ValueError, match="one line"):
+        payload("x", glossary={"entries": [{"source": "cat\t", "target": "chat"}]})
+
+
+def _store_round_trip(store) -> None:
+    async def go() -> None:
+        glossary = new_glossary("shop", "en", "fr", {"cat": "chat", "BentoML": "BentoML"})
+        await store.create(glossary)
+        assert await store.get(glossary.glossary_id) == glossary
+        assert glossary.glossary_id in [g.glossary_id for g in await store.list()]
+        assert await store.get("../../etc/passwd") is None
+        assert await store.delete(glossary.glossary_id)
+        assert not await store.delete(glossary.glossary_id)
+        assert await store.get(glossary.glossary_id) is None
+
+    asyncio.run(go())
+
+
+def test_file_store(tmp_path):
+    _store_round_trip(FileStore(tmp_path / "glossaries"))
+
+
+def test_valkey_store(valkey):  # noqa: F811
+    _store_round_trip(ValkeyStore(valkey.url))
+
+
+# --- properties ------------------------------------------------------------------------------------
+
+TARGET = "ZZ-Gloss"
+PROPERTY_TERMS = Terms("en", "fr", {"term": TARGET})
+# (the segment, how many whole-word occurrences of "term" it has in text a reader sees)
+SEGMENTS = [
+    ("term", 1),
+    ("hello", 0),
+    ("terminal", 0),
+    ("determ", 0),
+    ("term-based", 1),
+    ("{term}", 0),
+    ("%(term)s", 0),
+    ("[X7X]", 0),
+    ("https://term.example/term?q=term", 0),
+    ("<code>term</code>", 0),
+    ('<a href="https://term.example/term" title="term">term</a>', 1),
+    ("<b>the term</b>", 1),
+    ('<span translate="no">term</span>', 0),
+    ("<br>", 0),
+    ("<!-- term -->", 0),
+    (".", 0),
+]
+HTML_ONLY = ("<", "&")
+PROPERTIES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+segments = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=14)
+MARKUP = re.compile(r"<[^>]*>|\{term\}|%\(term\)s|https://\S+?(?=[\s<\"])|<code>term</code>")
+
+
+def _record(parts: list[tuple[str, int]], fmt: str) -> tuple[str, int]:
+    if fmt == "text":
+        parts = [p for p in parts if not p[0].startswith(HTML_ONLY)]
+    return " ".join(p for p, _ in parts) + " ", sum(n for _, n in parts)
+
+
+@PROPERTIES
+@given(segments, st.sampled_from(["text", "html"]), st.sampled_from([identity, upper]))
+def test_target_terms_stand_for_every_occurrence_and_never_enter_markup(parts, fmt, engine):
+    text, occurrences = _record(parts, fmt)
+    out = translate(payload(text, fmt=fmt, glossaryReport=True), PROPERTY_TERMS, engine)[0]
+    assert out["text"].count(TARGET) == occurrences
+    assert out["glossary"] == ([{"source": "term", "target": TARGET}] if occurrences else [])
+    # Markup, placeholders and URLs come back byte for byte, in order.
+    assert MARKUP.findall(out["text"]) == MARKUP.findall(text)
+    if engine is identity:  # a model that copies: only the terms changed
+        assert out["text"].replace(TARGET, "term") == text
+
+
+UNSPACED_TERMS = Terms("ja", "en", {"東京": TARGET})
+# In an unspaced script a term matches inside a run of characters ("東京都"), never across a space.
+UNSPACED_SEGMENTS = [
+    ("東京", 1),
+    ("東京都", 1),
+    ("京都", 0),
+    ("東", 0),
+    ("{東京}", 0),
+    ("<code>東京</code>", 0),
+    ("<b>東京</b>", 1),
+    ('<a href="https://example.com/x" title="東京">東京へ</a>', 1),
+    ("。", 0),
+]
+
+
+async def other_words(pieces: list[Piece]) -> list[PieceResult]:
+    # A model whose translation holds none of the source's characters: every term is placed in fragments.
+    return [PieceResult(text="Translated words.") for _ in pieces]
+
+
+@PROPERTIES
+@given(st.lists(st.sampled_from(UNSPACED_SEGMENTS), min_size=1, max_size=12), st.sampled_from([identity, other_words]))
+def test_unspaced_terms_stand_for_every_occurrence_and_never_enter_markup(parts, engine):
+    text, occurrences = _record(parts, "html")
+    out = translate(payload(text, src="ja", tgt="en", fmt="html"), UNSPACED_TERMS, engine)[0]
+    assert out["text"].count(TARGET) == occurrences
+    assert MARKUP.findall(out["text"]) == MARKUP.findall(text)
+    for kept in ("<code>東京</code>", "{東京}", 'title="東京"'):
+        assert out["text"].count(kept) == text.count(kept)

@@ -1,0 +1,291 @@
+"""Stored glossaries (#33): create, list, get, delete; and the terms a request asks for.
+
+Where they are kept: in the shared Valkey or Redis when the sentence cache has one
+(`translation.cache.url`), so every replica sees the same glossaries; otherwise in files in this
+host's temporary directory, shared by the API workers of one replica (and lost with it). A
+glossary is immutable once created, as DeepL's are: to change one, create another and delete the
+old one.
+
+The native routes are `/glossaries` and `/glossaries/{id}`; translator/contract/glossary.py holds
+the entries' shape and limits, translator/text/glossary.py the matching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from translator.contract.errors import InvalidRequest, PayloadTooLarge, TranslationError, validation_message
+from translator.contract.glossary import (
+    MAX_ENTRIES,
+    MAX_NAME_CHARS,
+    MAX_STORED_GLOSSARIES,
+    GlossaryEntry,
+    entries_list,
+    entries_map,
+)
+from translator.contract.schemas import Payload
+from translator.text.glossary import Terms
+
+
+class GlossaryNotFound(TranslationError):
+    status = 404
+
+    def __init__(self, glossary_id: str, field: str = "glossaryId") -> None:
+        super().__init__(f"{field}: no glossary {glossary_id!r}", field=field)
+
+
+class GlossaryMismatch(InvalidRequest):
+    pass
+
+
+@dataclass(frozen=True)
+class Glossary:
+    glossary_id: str
+    name: str
+    source_lang: str
+    target_lang: str
+    creation_time: str
+    entries: dict[str, str]
+
+    def info(self) -> dict[str, Any]:
+        """What the native API answers about it (entries apart)."""
+        return {
+            "glossaryId": self.glossary_id,
+            "name": self.name,
+            "sourceLang": self.source_lang,
+            "targetLang": self.target_lang,
+            "creationTime": self.creation_time,
+            "entryCount": len(self.entries),
+        }
+
+    def terms(self) -> Terms:
+        return Terms(self.source_lang, self.target_lang, self.entries)
+
+
+def new_glossary(name: str, source_lang: str, target_lang: str, entries: dict[str, str]) -> Glossary:
+    created = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return Glossary(str(uuid.uuid4()), name, source_lang, target_lang, created, entries)
+
+
+class GlossaryStore(Protocol):
+    async def create(self, glossary: Glossary) -> None: ...
+    async def get(self, glossary_id: str) -> Glossary | None: ...
+    async def list(self) -> list[Glossary]: ...
+    async def delete(self, glossary_id: str) -> bool: ...
+
+
+def _valid_id(glossary_id: str) -> bool:
+    try:
+        return str(uuid.UUID(glossary_id)) == glossary_id
+    except ValueError:
+        return False
+
+
+class FileStore:
+    """One JSON file per glossary, written whole and renamed into place: safe across processes."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, glossary_id: str) -> Path:
+        return self.directory / f"{glossary_id}.json"
+
+    async def create(self, glossary: Glossary) -> None:
+        await asyncio.to_thread(self._create, glossary)
+
+    def _create(self, glossary: Glossary) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if len(list(self.directory.glob("*.json"))) >= MAX_STORED_GLOSSARIES:
+            raise PayloadTooLarge("glossaries: number stored", MAX_STORED_GLOSSARIES)
+        handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(asdict(glossary), file, ensure_ascii=False)
+        os.replace(temporary, self._path(glossary.glossary_id))
+
+    async def get(self, glossary_id: str) -> Glossary | None:
+        if not _valid_id(glossary_id):
+            return None
+        return await asyncio.to_thread(self._read, self._path(glossary_id))
+
+    @staticmethod
+    def _read(path: Path) -> Glossary | None:
+        try:
+            return Glossary(**json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return None
+
+    async def list(self) -> list[Glossary]:
+        def read_all() -> list[Glossary]:
+            found = [self._read(path) for path in sorted(self.directory.glob("*.json"))]
+            return [glossary for glossary in found if glossary is not None]
+
+        return await asyncio.to_thread(read_all)
+
+    async def delete(self, glossary_id: str) -> bool:
+        if not _valid_id(glossary_id):
+            return False
+        try:
+            await asyncio.to_thread(self._path(glossary_id).unlink)
+        except FileNotFoundError:
+            return False
+        return True
+
+
+class ValkeyStore:
+    """Each glossary a JSON string at `glossary:<id>`, and their ids in the set `glossaries`."""
+
+    _SET = "glossaries"
+
+    def __init__(self, url: str, timeout_s: float = 2.0) -> None:
+        import redis.asyncio as redis
+
+        self._client = redis.Redis.from_url(
+            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, decode_responses=True
+        )
+
+    async def create(self, glossary: Glossary) -> None:
+        if await self._client.scard(self._SET) >= MAX_STORED_GLOSSARIES:
+            raise PayloadTooLarge("glossaries: number stored", MAX_STORED_GLOSSARIES)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.set(f"glossary:{glossary.glossary_id}", json.dumps(asdict(glossary), ensure_ascii=False))
+            pipe.sadd(self._SET, glossary.glossary_id)
+            await pipe.execute()
+
+    async def get(self, glossary_id: str) -> Glossary | None:
+        if not _valid_id(glossary_id):
+            return None
+        raw = await self._client.get(f"glossary:{glossary_id}")
+        return Glossary(**json.loads(raw)) if raw else None
+
+    async def list(self) -> list[Glossary]:
+        ids = sorted(i if isinstance(i, str) else i.decode() for i in await self._client.smembers(self._SET))
+        values = await self._client.mget([f"glossary:{i}" for i in ids]) if ids else []
+        return [Glossary(**json.loads(value)) for value in values if value]
+
+    async def delete(self, glossary_id: str) -> bool:
+        if not _valid_id(glossary_id):
+            return False
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(f"glossary:{glossary_id}")
+            pipe.srem(self._SET, glossary_id)
+            deleted, _ = await pipe.execute()
+        return bool(deleted)
+
+
+LOCAL_DIRECTORY = Path(tempfile.gettempdir()) / "translator-glossaries"
+
+
+def store_for(shared_url: str | None, directory: Path = LOCAL_DIRECTORY) -> GlossaryStore:
+    return ValkeyStore(shared_url) if shared_url else FileStore(directory)
+
+
+async def request_terms(payload: Payload, store: GlossaryStore) -> Terms | None:
+    """The glossary a translation request asks for (inline or stored), checked against its languages."""
+    if payload.glossary is not None and payload.glossary_id is not None:
+        raise InvalidRequest("payload.glossary: give either glossary or glossaryId, not both", field="payload.glossary")
+    if payload.glossary is not None:
+        if payload.from_lang == "auto":
+            raise InvalidRequest(
+                "payload.glossary: an inline glossary needs fromLang (not 'auto'); a stored one (glossaryId) "
+                "applies to the records detected in its source language",
+                field="payload.glossary",
+            )
+        entries = entries_map(payload.glossary.entries, "payload.glossary.entries")
+        return Terms(payload.from_lang, payload.to_lang, entries)
+    if payload.glossary_id is None:
+        return None
+    glossary = await store.get(payload.glossary_id)
+    if glossary is None:
+        raise GlossaryNotFound(payload.glossary_id, "payload.glossaryId")
+    if glossary.target_lang != payload.to_lang or payload.from_lang not in ("auto", glossary.source_lang):
+        raise GlossaryMismatch(
+            f"payload.glossaryId: glossary {glossary.glossary_id!r} is for {glossary.source_lang} -> "
+            f"{glossary.target_lang}, the request asks for {payload.from_lang} -> {payload.to_lang}",
+            field="payload.glossaryId",
+        )
+    return glossary.terms()
+
+
+class NewGlossary(BaseModel):
+    """`POST /glossaries`."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    source_lang: str = Field(alias="sourceLang", min_length=1, max_length=20)
+    target_lang: str = Field(alias="targetLang", min_length=1, max_length=20)
+    entries: list[GlossaryEntry] = Field(min_length=1, max_length=MAX_ENTRIES)
+
+
+def check_pair(source_lang: str, target_lang: str, supported: frozenset[str], prefix: str = "") -> None:
+    for field, code in ((f"{prefix}sourceLang", source_lang), (f"{prefix}targetLang", target_lang)):
+        if code not in supported:
+            raise InvalidRequest(f"{field}: unsupported language code {code!r}", field=field)
+    if source_lang == target_lang:
+        raise InvalidRequest(f"{prefix}targetLang: the same as sourceLang", field=f"{prefix}targetLang")
+
+
+def routes(get_service: Callable[[], Any]) -> list[Any]:
+    """The native glossary routes; the service's handler holds the store and the languages."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from translator.api.auth import api_keys, keys_problem
+    from translator.contract.errors import Unavailable, http_response
+
+    def guarded(work: Callable[[Request, Any], Any]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            if keys_problem() is not None:  # keys asked for but not given: closed, as the middleware is
+                return http_response(Unavailable("API keys are misconfigured on this server"))
+            keys = api_keys()
+            refusal = keys.refusal(request.scope["headers"]) if keys is not None else None
+            if refusal is not None:
+                return http_response(refusal)
+            try:
+                return await work(request, get_service().handler)
+            except TranslationError as exc:
+                return http_response(exc)
+
+        return endpoint
+
+    async def create(request: Request, handler: Any) -> Response:
+        try:
+            body = NewGlossary.model_validate_json(await request.body())
+        except ValidationError as exc:
+            return http_response(InvalidRequest(validation_message(exc.errors())))
+        check_pair(body.source_lang, body.target_lang, handler.languages)
+        glossary = new_glossary(body.name, body.source_lang, body.target_lang, entries_map(body.entries, "entries"))
+        await handler.glossaries.create(glossary)
+        return JSONResponse({**glossary.info(), "entries": entries_list(glossary.entries)}, status_code=201)
+
+    async def listing(request: Request, handler: Any) -> Response:
+        return JSONResponse({"glossaries": [g.info() for g in await handler.glossaries.list()]})
+
+    async def one(request: Request, handler: Any) -> Response:
+        glossary_id = request.path_params["glossary_id"]
+        if request.method == "DELETE":
+            if not await handler.glossaries.delete(glossary_id):
+                raise GlossaryNotFound(glossary_id, "glossary_id")
+            return Response(status_code=204)
+        glossary = await handler.glossaries.get(glossary_id)
+        if glossary is None:
+            raise GlossaryNotFound(glossary_id, "glossary_id")
+        return JSONResponse({**glossary.info(), "entries": entries_list(glossary.entries)})
+
+    return [
+        Route("/glossaries", guarded(create), methods=["POST"]),
+        Route("/glossaries", guarded(listing), methods=["GET"]),
+        Route("/glossaries/{glossary_id}", guarded(one), methods=["GET", "DELETE"]),
+    ]
