@@ -20,6 +20,9 @@ FORBIDDEN = {
     "text": ("translator.api", "translator.engine"),
     # Shared memory between the processes: both rooms build on it, so it builds on neither.
     "shm": ("translator.api", "translator.engine", "translator.text"),
+    # Files read into records and written back (#34): run by the API workers' jobs, so never the
+    # engine's; the API's routes call them, not the other way round.
+    "documents": ("translator.api", "translator.engine"),
 }
 
 
