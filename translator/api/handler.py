@@ -28,11 +28,15 @@ class RequestHandler:
         languages: Collection[str],
         max_latency_ms: float,
         engine_load: LoadReader | None = None,
+        listed: Collection[str] | None = None,
     ) -> None:
         self.client = client
         # Told each request's size: the early refusal sizes requests like the recent ones.
         self.engine_load = engine_load
+        # `languages`: every code a request may name; `listed`: what /languages shows, one code a
+        # language (they differ for NLLB checkpoints: translator/contract/language_codes.py).
         self.languages = frozenset(languages)
+        self.listed = sorted(listed if listed is not None else self.languages)
         self.max_latency_ms = max_latency_ms
 
     async def translate(
