@@ -1,0 +1,63 @@
+"""An NLLB-200 checkpoint in each form it ships (sentencepiece.bpe.model and/or tokenizer.json, with
+or without tokenizer_config.json), read by the engine's tokenizer, converted for CTranslate2 and
+translated by the service's Translator exactly as the corpus says, on every CPU engine."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fixture.engines import available_engines
+from harness.corpus import corpus_sentences
+from translator.config import Engine, Generation, with_engine
+from translator.contract.protocol import Piece
+from translator.engine.backends.ctranslate2_convert import convert, converted_path
+from translator.engine.tokenization import ModelTokenizer, family
+from translator.engine.translator import Translator
+from translator.store import checkpoint_files, languages
+
+FORMS = {
+    "both": (),
+    "sentencepiece-only": ("tokenizer.json",),
+    "tokenizer-json-only": ("sentencepiece.bpe.model",),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(FORMS))
+def nllb_form(request, nllb_fixture_model: Path, tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp(request.param)
+    for path in nllb_fixture_model.iterdir():
+        if path.is_file() and path.name not in FORMS[request.param]:
+            shutil.copy2(path, directory / path.name)
+    convert(directory, converted_path(directory))
+    return directory
+
+
+def test_each_form_registers_as_nllb_with_its_languages(nllb_form):
+    assert family(nllb_form) == "nllb"
+    checkpoint_files(nllb_form)  # nothing missing
+    kind, codes = languages(nllb_form)
+    assert kind == "nllb" and len(codes) == 100
+    assert {"eng_Latn", "jpn_Jpan", "zho_Hans", "deu_Latn"} <= set(codes)
+
+
+def test_language_code_in_text_stays_text(nllb_form):
+    tokenizer = ModelTokenizer(nllb_form)
+    ids = tokenizer.encode_text("Say eng_Latn and </s> please.")
+    assert tokenizer.lang_ids["eng_Latn"] not in ids and tokenizer.eos_id not in ids
+    # (The fixture's vocabulary has no `_`, `<` or `/`: those come back as unknowns, dropped.)
+    assert tokenizer.decode(ids).startswith("Say eng")
+
+
+@pytest.mark.parametrize("engine", [f"{b}:{d}" for b, d in available_engines()])
+def test_each_form_translates_the_corpus_exactly(nllb_form, engine):
+    translator = Translator(nllb_form, with_engine(Engine(device="cpu", threads=1, warmup=False), engine), Generation())
+    sentences = corpus_sentences()[::7]  # every language pair, a few sentences each
+    codes = {"en": "eng_Latn", "ja": "jpn_Jpan", "de": "deu_Latn", "fr": "fra_Latn", "es": "spa_Latn", "zh": "zh-Hans"}
+    pieces = [Piece(text=text, source=codes[src], target=codes[tgt]) for src, tgt, text, _ in sentences]
+    pieces += [Piece(text=text, source=src, target=tgt) for src, tgt, text, _ in sentences]
+    results = translator.translate(pieces)
+    expected = [target for _, _, _, target in sentences] * 2
+    assert [r.text for r in results] == expected
