@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 M2M100 = "m2m100"
 NLLB = "nllb"
@@ -86,13 +87,13 @@ def base_language(code: str) -> str:
     return code.split("-", 1)[0]
 
 
-def family_of(metadata: dict[str, object]) -> str:
+def family_of(metadata: dict[str, Any]) -> str:
     """A store entry's family: entries made before NLLB support hold M2M100 checkpoints."""
     family = metadata.get("family", M2M100)
     return str(family)
 
 
-def codes_of(metadata: dict[str, object]) -> LanguageCodes:
+def codes_of(metadata: dict[str, Any]) -> LanguageCodes:
     """The table for a store entry (save_model.py records the model's codes and family)."""
     codes = metadata.get("model_languages") or metadata.get("languages") or []
-    return LanguageCodes([str(code) for code in codes], family_of(metadata))  # type: ignore[union-attr]
+    return LanguageCodes([str(code) for code in codes], family_of(metadata))
