@@ -47,7 +47,7 @@ test: setup
 # Unit tests that need neither the fixture model nor a server: seconds, for a change away from the
 # model path. `make test` remains the one that counts.
 MODEL_TESTS := test_backends.py test_bulk.py test_cache.py test_engine.py test_evaluation.py test_fixture.py test_image_build.py \
-	test_middleware.py test_service_wiring.py test_nllb_checkpoint.py
+	test_middleware.py test_service_wiring.py test_nllb_checkpoint.py test_evaluation_flores200.py
 FAST_TESTS := $(filter-out $(addprefix tests/unit/,$(MODEL_TESTS)),$(wildcard tests/unit/test_*.py))
 test-fast: setup
 	$(BIN)/python -m pytest $(FAST_TESTS)
