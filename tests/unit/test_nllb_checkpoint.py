@@ -22,6 +22,9 @@ FORMS = {
     "both": (),
     "sentencepiece-only": ("tokenizer.json",),
     "tokenizer-json-only": ("sentencepiece.bpe.model",),
+    # No tokenizer_config.json: NllbTokenizer then appends its 202 default codes; only the ones
+    # tokenizer.json names are the model's languages.
+    "tokenizer-json-without-config": ("sentencepiece.bpe.model", "tokenizer_config.json"),
 }
 
 

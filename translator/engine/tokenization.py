@@ -41,6 +41,37 @@ def required_files(kind: str) -> tuple[tuple[str, ...], ...]:
     return (("vocab.json",), ("sentencepiece.bpe.model",))
 
 
+def _declared_tokens(directory: Path) -> set[str]:
+    """The added tokens a checkpoint's tokenizer files list (empty where none lists any)."""
+    declared: set[str] = set()
+    sources = {
+        "tokenizer.json": lambda data: [t.get("content") for t in data.get("added_tokens") or []],
+        "tokenizer_config.json": lambda data: [
+            *_values(data.get("extra_special_tokens")),
+            *(data.get("additional_special_tokens") or []),
+            *(t.get("content") for t in (data.get("added_tokens_decoder") or {}).values()),
+        ],
+        "special_tokens_map.json": lambda data: data.get("additional_special_tokens") or [],
+    }
+    for name, read in sources.items():
+        path = directory / name
+        if not path.is_file():
+            continue
+        try:
+            tokens = read(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, AttributeError):
+            continue
+        declared.update(t if isinstance(t, str) else str(t.get("content")) for t in tokens if t)
+    return declared
+
+
+def _values(tokens: Any) -> list[Any]:
+    # transformers 5 writes extra_special_tokens as a list, or as a dict of named tokens.
+    if isinstance(tokens, dict):
+        return list(tokens.values())
+    return list(tokens or [])
+
+
 class ModelTokenizer:
     """Text to ids and back, and the language tokens, of one checkpoint."""
 
@@ -56,8 +87,14 @@ class ModelTokenizer:
             # not a language the model has.
             added = self.tokenizer.get_added_vocab()
             limit = vocab_size if vocab_size is not None else len(self.tokenizer)
+            # Only codes the checkpoint's own files name: NllbTokenizer appends its default 202
+            # codes to a tokenizer.json saved without a tokenizer_config.json, at ids the model
+            # never trained as languages.
+            declared = _declared_tokens(directory)
             self.lang_ids = {
-                token: int(index) for token, index in added.items() if NLLB_CODE.match(token) and index < limit
+                token: int(index)
+                for token, index in added.items()
+                if NLLB_CODE.match(token) and index < limit and (not declared or token in declared)
             }
         else:
             from transformers import M2M100Tokenizer
