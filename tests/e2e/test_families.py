@@ -115,3 +115,27 @@ def test_html_and_alternatives_on_both_families(family_server):
     record = answer.json()["result"][0]
     assert record["text"] == f"<p>{target}</p>"
     assert isinstance(record["alternatives"], list)
+
+
+def test_evaluation_over_http_on_a_flores200_tree(family_server, tmp_path):
+    """m2m-eval against either server with Flores-200's file names: the directions keep the data's
+    codes, the M2M100 server is sent its own (`en`), and the scores are exact."""
+    import json
+    import shutil
+
+    from fixture.testset import EVAL_DIR, FLORES_DIR
+    from m2m_tools.evaluation.evaluate import main
+
+    _, server = family_server
+    split = tmp_path / "flores200" / "devtest"
+    split.mkdir(parents=True)
+    for lang in ("en", "ja"):
+        shutil.copy(EVAL_DIR / FLORES_DIR / f"en-ja.{lang}", split / f"{NLLB_CODES[lang]}.devtest")
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path / "flores200"), "--url", server.url, "--output", str(out), "--no-progress"]
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert {name: d["chrf"] for name, d in report["directions"].items()} == {
+        "eng_Latn-jpn_Jpan": 100.0,
+        "jpn_Jpan-eng_Latn": 100.0,
+    }
