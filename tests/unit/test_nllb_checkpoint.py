@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fixture.build import CORPUS_PATH
 from fixture.engines import available_engines
 from harness.corpus import corpus_sentences
 from translator.config import Engine, Generation, with_engine
@@ -64,3 +65,17 @@ def test_each_form_translates_the_corpus_exactly(nllb_form, engine):
     results = translator.translate(pieces)
     expected = [target for _, _, _, target in sentences] * 2
     assert [r.text for r in results] == expected
+
+
+def test_the_build_refuses_a_fixture_that_does_not_reproduce_the_corpus(fixture_model, tmp_path):
+    """The derived fixture is checked through the Translator before it is published: here with two
+    languages' codes swapped, so every sentence into French comes back in German."""
+    from fixture.nllb import _check, _derive
+
+    directory = tmp_path / "nllb"
+    directory.mkdir()
+    codes = _derive(fixture_model, directory)
+    _check(directory, codes, CORPUS_PATH)  # as derived: exact
+    swapped = {**codes, "fr": codes["de"], "de": codes["fr"]}
+    with pytest.raises(RuntimeError, match="does not reproduce the corpus"):
+        _check(directory, swapped, CORPUS_PATH)
