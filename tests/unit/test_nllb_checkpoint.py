@@ -79,3 +79,20 @@ def test_the_build_refuses_a_fixture_that_does_not_reproduce_the_corpus(fixture_
     swapped = {**codes, "fr": codes["de"], "de": codes["fr"]}
     with pytest.raises(RuntimeError, match="does not reproduce the corpus"):
         _check(directory, swapped, CORPUS_PATH)
+
+
+def test_legacy_nllb_tokenizer_puts_the_language_last(nllb_fixture_model, tmp_path):
+    """NLLB's first releases trained on [pieces, </s>, language]; a tokenizer saved with
+    `legacy_behaviour` says so, and the rows follow it (the default is the language first)."""
+    import json
+
+    legacy = tmp_path / "legacy"
+    shutil.copytree(nllb_fixture_model, legacy)
+    config_path = legacy / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config_path.write_text(json.dumps({**config, "legacy_behaviour": True}), encoding="utf-8")
+    current, old = ModelTokenizer(nllb_fixture_model), ModelTokenizer(legacy)
+    language = current.lang_ids["eng_Latn"]
+    row = current.source_row(language, "Hello.")
+    assert row[0] == language and row[-1] == current.eos_id
+    assert old.source_row(language, "Hello.") == (*row[1:], language)

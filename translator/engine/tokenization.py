@@ -102,6 +102,7 @@ class ModelTokenizer:
             self.tokenizer = M2M100Tokenizer.from_pretrained(str(directory))
             self.lang_ids = dict(self.tokenizer.lang_code_to_id)
             self._vocab = self.tokenizer.encoder
+        self.legacy = bool(getattr(self.tokenizer, "legacy_behaviour", False))
         self.eos_id = int(self.tokenizer.eos_token_id)
         self.pad_id = int(self.tokenizer.pad_token_id)
         self.unk_id = int(self.tokenizer.unk_token_id)
@@ -124,9 +125,13 @@ class ModelTokenizer:
         pieces = self.tokenizer.sp_model.encode(text, out_type=str)
         return [self._vocab.get(p, self.unk_id) for p in pieces]
 
-    def encode_source(self, language: str, text: str) -> list[int]:
-        """A source row as the model reads it: [language, pieces..., </s>] (`language`: a model code)."""
-        return [self.lang_ids[language], *self.encode_text(text), self.eos_id]
+    def source_row(self, language_id: int, text: str) -> tuple[int, ...]:
+        """A source row as the model was trained to read it: [language, pieces..., </s>], or
+        [pieces..., </s>, language] for an NLLB tokenizer saved with `legacy_behaviour` (the
+        first NLLB releases' order)."""
+        if self.legacy:
+            return (*self.encode_text(text), self.eos_id, language_id)
+        return (language_id, *self.encode_text(text), self.eos_id)
 
     def decode(self, ids: list[int]) -> str:
         # Language ids are dropped by id: current transformers no longer counts `__ja__` as a

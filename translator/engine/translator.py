@@ -268,7 +268,7 @@ class Translator:
         return list(self._encoded(source, text))
 
     def _encode_uncached(self, source: str, text: str) -> tuple[int, ...]:
-        return (self.lang_ids[source], *self.model_tokenizer.encode_text(text), self.eos_id)
+        return self.model_tokenizer.source_row(self.lang_ids[source], text)
 
     def _generate(
         self, rows: list[list[int]], targets: list[int], full_budget: bool = False, hypotheses: int = 1
