@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture serve-fixture test test-fast test-image image eval bench bench-smoke bench-frontend gpu-check soak lint clean
+.PHONY: setup serve fixture fixture-nllb serve-fixture test test-fast test-image image eval bench bench-smoke bench-frontend gpu-check soak lint clean
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,10 @@ serve: setup
 fixture: setup
 	$(BIN)/python -m fixture.build --output $(FIXTURE)
 
+# The NLLB-200-style fixture, derived from the M2M100 one in seconds (fixture/nllb.py).
+fixture-nllb: fixture
+	$(BIN)/python -m fixture.nllb --m2m $(FIXTURE) --output build/fixture-nllb-model
+
 # The tiny fixture model, served like the real one: for trying the API without the real weights.
 serve-fixture: fixture
 	$(MAKE) serve MODEL_ID=$(FIXTURE)
@@ -43,7 +47,7 @@ test: setup
 # Unit tests that need neither the fixture model nor a server: seconds, for a change away from the
 # model path. `make test` remains the one that counts.
 MODEL_TESTS := test_backends.py test_bulk.py test_cache.py test_engine.py test_evaluation.py test_fixture.py test_image_build.py \
-	test_middleware.py test_service_wiring.py
+	test_middleware.py test_service_wiring.py test_nllb_checkpoint.py test_evaluation_flores200.py
 FAST_TESTS := $(filter-out $(addprefix tests/unit/,$(MODEL_TESTS)),$(wildcard tests/unit/test_*.py))
 test-fast: setup
 	$(BIN)/python -m pytest $(FAST_TESTS)

@@ -26,6 +26,7 @@ from translator.api.middleware import EdgeMiddleware
 from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.contract.errors import ClientClosed, TranslationError, http_response
+from translator.contract.language_codes import LanguageCodes, codes_of
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
 from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
 from translator.engine.admission import Refused
@@ -54,10 +55,18 @@ MODEL_TAG = model_tag()
 
 
 @functools.cache
-def supported_languages() -> list[str]:
+def language_codes() -> LanguageCodes:
     # Recorded by save_model.py from the checkpoint's tokenizer: the API workers validate codes
     # without loading the tokenizer (or torch) themselves.
-    return list(bentoml.models.get(MODEL_TAG).info.metadata["languages"])
+    return codes_of(dict(bentoml.models.get(MODEL_TAG).info.metadata))
+
+
+def supported_languages() -> list[str]:
+    return language_codes().listed
+
+
+def model_codes() -> dict[str, str]:
+    return language_codes().listed_to_model()
 
 
 @bentoml.service(name=ENGINE_SERVICE, **SETTINGS.engine_service)
@@ -158,14 +167,14 @@ class TranslationEngine:
 
 
 # The current service is this worker's `Translation` (BentoML makes one per worker process).
-@bentoml.asgi_app(routes_app(supported_languages, bentoml.get_current_service), path="/")
+@bentoml.asgi_app(routes_app(supported_languages, bentoml.get_current_service, model_codes), path="/")
 @bentoml.service(name=API_SERVICE, **SETTINGS.api_service)
 class Translation:
     engine = bentoml.depends(TranslationEngine)
 
     def __init__(self) -> None:
         keys_problem()  # logged at start, not only at the first probe
-        self.languages = frozenset(supported_languages())
+        self.languages = language_codes().accepted
         # The client's own timeout is set past the gate's: BentoML answers some timeouts with a
         # plain False, and the gate must see an engine that stopped answering as silent (its
         # waiting calls are abandoned), not as one that said "not ready" (they are left to finish).
@@ -182,6 +191,8 @@ class Translation:
             SETTINGS.batching.max_latency_ms,
             ENGINE_LOAD,
             glossaries=store_for(SETTINGS.cache.shared_url()),  # #33: shared when the cache is
+            listed=supported_languages(),
+            canonical=language_codes().listed_code,
         )
 
     @bentoml.on_startup

@@ -1,11 +1,13 @@
-"""The model the benchmark runs: the m2m100_418M architecture with random weights, or a real one.
+"""The model the benchmark runs: the m2m100_418M or NLLB-200-distilled-600M architecture with random
+weights, or a real one.
 
 Random weights cost exactly what the real ones cost per token (same shapes, same kernels), as long
 as every output has the same length: the benchmark forces it (`forced_new_tokens`). The tokenizer
 is the fixture's (its language ids are small, far below the 128,112-row vocabulary); tokenization
 is a negligible share of the work either way.
 
-Built once into build/bench-model-418m/ and reused while its stamp matches.
+Built once into build/bench-model-418m/ (build/bench-model-nllb-600m/) and reused while its stamp
+matches. The NLLB architecture takes the NLLB fixture's tokenizer (fixture/nllb.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +77,49 @@ M2M100_418M_GENERATION: dict[str, Any] = {
 TOKENIZER_FILES = ("sentencepiece.bpe.model", "vocab.json", "tokenizer_config.json")
 BUILDER_VERSION = 1
 
+# facebook/nllb-200-distilled-600M's config.json: the M2M100 architecture with a 256,206-row
+# vocabulary (its own tokenizer), no layerdrop. ~615M parameters.
+NLLB_600M_CONFIG: dict[str, Any] = {
+    **M2M100_418M_CONFIG,
+    "vocab_size": 256206,
+    "encoder_layerdrop": 0.0,
+    "decoder_layerdrop": 0.0,
+}
+# facebook/nllb-200-distilled-600M's generation_config.json.
+NLLB_600M_GENERATION: dict[str, Any] = {
+    "bos_token_id": 0,
+    "decoder_start_token_id": 2,
+    "eos_token_id": 2,
+    "pad_token_id": 1,
+    "max_length": 200,
+}
+NLLB_TOKENIZER_FILES = ("sentencepiece.bpe.model", "tokenizer.json", "tokenizer_config.json")
+RANDOM_NLLB_600M_DIR = ROOT / "build" / "bench-model-nllb-600m"
+NLLB_FIXTURE_DIR = ROOT / "build" / "fixture-nllb-model"
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str
+    config: dict[str, Any]
+    generation: dict[str, Any]
+    tokenizer_files: tuple[str, ...]
+    output: Path
+
+    def tokenizer_dir(self) -> Path:
+        return fixture_model() if self.tokenizer_files == TOKENIZER_FILES else nllb_fixture_model()
+
+
+ARCHITECTURES = {
+    "m2m100_418M": Architecture(
+        "m2m100_418M", M2M100_418M_CONFIG, M2M100_418M_GENERATION, TOKENIZER_FILES, RANDOM_418M_DIR
+    ),
+    "nllb-200-distilled-600M": Architecture(
+        "nllb-200-distilled-600M", NLLB_600M_CONFIG, NLLB_600M_GENERATION, NLLB_TOKENIZER_FILES, RANDOM_NLLB_600M_DIR
+    ),
+}
+DEFAULT_ARCHITECTURE = "m2m100_418M"
+
 
 def fixture_model() -> Path:
     """The tiny fixture model (built on first use, then cached by its own stamp)."""
@@ -82,14 +128,22 @@ def fixture_model() -> Path:
     return build_fixture(FIXTURE_DIR)
 
 
-def _stamp(tokenizer_dir: Path) -> str:
+def nllb_fixture_model() -> Path:
+    """The NLLB-style fixture (derived from the fixture in seconds, then cached by its stamp)."""
+    from fixture.nllb import build_nllb_fixture
+
+    return build_nllb_fixture(NLLB_FIXTURE_DIR, FIXTURE_DIR)
+
+
+def _stamp(tokenizer_dir: Path, architecture: Architecture | None = None) -> str:
+    architecture = architecture or ARCHITECTURES[DEFAULT_ARCHITECTURE]
     digest = hashlib.sha256()
-    for name in TOKENIZER_FILES:
+    for name in architecture.tokenizer_files:
         digest.update((tokenizer_dir / name).read_bytes())
     payload = {
         "builder": BUILDER_VERSION,
-        "config": M2M100_418M_CONFIG,
-        "generation": M2M100_418M_GENERATION,
+        "config": architecture.config,
+        "generation": architecture.generation,
         "seed": SEED,
         "tokenizer_sha256": digest.hexdigest(),
     }
@@ -101,43 +155,54 @@ def _is_current(output: Path, stamp: str) -> bool:
     return stamp_file.is_file() and stamp_file.read_text(encoding="utf-8") == stamp
 
 
-def ensure_random_418m(output: Path = RANDOM_418M_DIR) -> tuple[Path, float | None]:
-    """The random 418M checkpoint, built in a subprocess if missing or stale.
+def ensure_random_418m(
+    output: Path | None = None, architecture: str = DEFAULT_ARCHITECTURE
+) -> tuple[Path, float | None]:
+    """The random checkpoint of `architecture` (m2m100_418M by default), built in a subprocess if
+    missing or stale.
 
     Returns the directory and the build time in seconds (None when it was reused). The build runs
     in its own process so that its ~2 GB of weights never sit in the load generator's memory.
     """
-    tokenizer_dir = fixture_model()
-    if _is_current(output, _stamp(tokenizer_dir)):
+    arch = ARCHITECTURES[architecture]
+    output = output or arch.output
+    tokenizer_dir = arch.tokenizer_dir()
+    if _is_current(output, _stamp(tokenizer_dir, arch)):
         return output, None
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "bench.checkpoint", "--output", str(output), "--tokenizer-from", str(tokenizer_dir)],
+        [
+            *(sys.executable, "-m", "bench.checkpoint", "--output", str(output)),
+            *("--tokenizer-from", str(tokenizer_dir), "--architecture", architecture),
+        ],
         cwd=ROOT,
         check=True,
     )
     return output, time.perf_counter() - started
 
 
-def build_random_418m(output: Path, tokenizer_dir: Path) -> Path:
+def build_random_418m(output: Path, tokenizer_dir: Path, architecture: str = DEFAULT_ARCHITECTURE) -> Path:
     import torch
-    from transformers import GenerationConfig, M2M100Config, M2M100ForConditionalGeneration, M2M100Tokenizer
+    from transformers import GenerationConfig, M2M100Config, M2M100ForConditionalGeneration
 
-    stamp = _stamp(tokenizer_dir)
+    from translator.engine.tokenization import ModelTokenizer
+
+    arch = ARCHITECTURES[architecture]
+    stamp = _stamp(tokenizer_dir, arch)
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
     try:
-        for name in TOKENIZER_FILES:
+        for name in arch.tokenizer_files:
             shutil.copyfile(tokenizer_dir / name, staging / name)
-        tokenizer = M2M100Tokenizer.from_pretrained(str(staging))
-        vocab_size = int(M2M100_418M_CONFIG["vocab_size"])
-        top = max([*tokenizer.lang_code_to_id.values(), *tokenizer.all_special_ids, len(tokenizer.encoder) - 1])
+        vocab_size = int(arch.config["vocab_size"])
+        tokenizer = ModelTokenizer(staging, vocab_size)
+        top = max([*tokenizer.lang_ids.values(), *tokenizer.tokenizer.all_special_ids, len(tokenizer.tokenizer) - 1])
         if top >= vocab_size:
             raise RuntimeError(f"tokenizer id {top} does not fit the {vocab_size}-row embedding")
 
         torch.manual_seed(SEED)
-        model = M2M100ForConditionalGeneration(M2M100Config(**M2M100_418M_CONFIG)).eval()
-        model.generation_config = GenerationConfig(**M2M100_418M_GENERATION)
+        model = M2M100ForConditionalGeneration(M2M100Config(**arch.config)).eval()
+        model.generation_config = GenerationConfig(**arch.generation)
         params = sum(p.numel() for p in model.parameters())
         model.save_pretrained(str(staging), safe_serialization=True)
         del model
@@ -151,17 +216,20 @@ def build_random_418m(output: Path, tokenizer_dir: Path) -> Path:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    logger.info("random m2m100_418M (%.0fM parameters, highest tokenizer id %d) in %s", params / 1e6, top, output)
+    logger.info("random %s (%.0fM parameters, highest tokenizer id %d) in %s", architecture, params / 1e6, top, output)
     return output
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.checkpoint", description="build the random 418M model")
-    parser.add_argument("--output", type=Path, default=RANDOM_418M_DIR)
-    parser.add_argument("--tokenizer-from", type=Path, default=None, help="default: the fixture model")
+    parser = argparse.ArgumentParser(prog="python -m bench.checkpoint", description="build a random-weight model")
+    parser.add_argument("--architecture", choices=sorted(ARCHITECTURES), default=DEFAULT_ARCHITECTURE)
+    parser.add_argument("--output", type=Path, default=None, help="default: build/bench-model-<architecture>")
+    parser.add_argument("--tokenizer-from", type=Path, default=None, help="default: the fixture model of its family")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    build_random_418m(args.output.resolve(), args.tokenizer_from or fixture_model())
+    arch = ARCHITECTURES[args.architecture]
+    output = (args.output or arch.output).resolve()
+    build_random_418m(output, args.tokenizer_from or arch.tokenizer_dir(), args.architecture)
     return 0
 
 

@@ -102,6 +102,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="fixture model, short points: checks the harness")
     parser.add_argument("--model-id", help="real checkpoint (hub id or local directory) instead of random weights")
+    parser.add_argument(
+        "--architecture",
+        choices=sorted(checkpoint.ARCHITECTURES),
+        default=checkpoint.DEFAULT_ARCHITECTURE,
+        help="the random-weight model's architecture (default: %(default)s)",
+    )
     parser.add_argument("--systems", type=_systems, default=list(report.SYSTEMS), help="offline,service,baseline")
     parser.add_argument("--concurrency", type=_ints, help="closed-loop clients per point (default 1,8,32,64)")
     parser.add_argument("--records", type=_ints, help="records per request (default 1,16)")
@@ -215,11 +221,12 @@ def resolve_model(args: argparse.Namespace) -> tuple[Path, str, dict[str, Any]]:
         info = {"description": "fixture model (tiny; smoke mode)", "directory": str(directory)}
         return directory, str(directory), info
     started = time.perf_counter()
-    directory, build_s = checkpoint.ensure_random_418m()
+    architecture = checkpoint.ARCHITECTURES[args.architecture]
+    directory, build_s = checkpoint.ensure_random_418m(architecture=architecture.name)
     info = {
-        "description": f"m2m100_418M architecture, random weights (seed {checkpoint.SEED}), fixture tokenizer",
+        "description": f"{architecture.name} architecture, random weights (seed {checkpoint.SEED}), fixture tokenizer",
         "directory": str(directory),
-        "config": checkpoint.M2M100_418M_CONFIG,
+        "config": architecture.config,
         "checkpoint_build_s": round(build_s, 1) if build_s is not None else None,
         "checkpoint_reused": build_s is None,
         "checkpoint_check_s": round(time.perf_counter() - started, 1),
@@ -350,9 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     offline_batches = args.offline_batch_sizes or sorted({1, settings.batching.max_batch_size})
     tokenizer = None
     if not tokens_exact(settings.generation):
-        from transformers import M2M100Tokenizer
+        from translator.engine.tokenization import ModelTokenizer
 
-        tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
+        tokenizer = ModelTokenizer(model_dir).tokenizer
 
     meta: dict[str, Any] = {
         "name": name,

@@ -15,7 +15,10 @@ def generated_tokens(tokenizer: Any, texts: Sequence[str], generation: Generatio
     estimate: the output text re-tokenized, plus its end-of-sentence token."""
     if generation.forced_new_tokens:
         return generation.forced_new_tokens * len(texts)
-    return sum(len(tokenizer.sp_model.encode(text)) + 1 for text in texts)
+    if hasattr(tokenizer, "sp_model"):  # M2M100's
+        return sum(len(tokenizer.sp_model.encode(text)) + 1 for text in texts)
+    # NLLB's (a tokenizers-backed tokenizer, no sentencepiece object)
+    return sum(len(tokenizer(text, add_special_tokens=False)["input_ids"]) + 1 for text in texts)
 
 
 def tokens_exact(generation: Generation) -> bool:

@@ -24,6 +24,7 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 FIXTURE_DIR = ROOT / "build" / "fixture-model"
+NLLB_FIXTURE_DIR = ROOT / "build" / "fixture-nllb-model"
 START_TIMEOUT_S = 180
 
 
@@ -61,6 +62,25 @@ def model_tag(fixture_model: Path, bentoml_home: Path) -> str:
 def server(bentoml_home: Path, model_tag: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log_path = tmp_path_factory.mktemp("logs") / "server.log"
     srv = start_server(bentoml_home, model_tag, log_path, timeout=START_TIMEOUT_S)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def nllb_fixture_model(fixture_model: Path) -> Path:
+    """The NLLB-200-style fixture (fixture/nllb.py): the same translations under NLLB codes."""
+    from fixture.nllb import build_nllb_fixture
+
+    return build_nllb_fixture(NLLB_FIXTURE_DIR, fixture_model)
+
+
+@pytest.fixture(scope="session")
+def nllb_server(nllb_fixture_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A real server on the NLLB fixture, registered in a store of its own (so the session store's
+    `latest` stays the M2M100 fixture), on the shipped configuration."""
+    home = tmp_path_factory.mktemp("bentoml-home-nllb")
+    tag = register(nllb_fixture_model, home)
+    srv = start_server(home, tag, tmp_path_factory.mktemp("logs-nllb") / "server.log", timeout=START_TIMEOUT_S)
     yield srv
     srv.stop()
 

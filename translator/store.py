@@ -1,4 +1,5 @@
-"""Registering an M2M100 checkpoint in the BentoML model store.
+"""Registering an M2M100 or NLLB-200 checkpoint (one architecture, two tokenizers) in the
+BentoML model store.
 
 The store is what `bentoml build` references and `bentoml containerize` copies into the image, so
 the service never touches the Hugging Face hub at start-up (no download during a readiness probe,
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from translator.config import MODEL_NAME
+from translator.contract.language_codes import LanguageCodes
+from translator.engine import tokenization
 from translator.engine.backends import WEIGHT_FILES, is_converted, torch_installed
 from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR
 from translator.engine.backends.ctranslate2_convert import convert, converted_path
@@ -39,15 +42,18 @@ BATCHABLE_METHOD = "translate"
 BATCH_DIM = 0
 SIGNATURES = {BATCHABLE_METHOD: {"batchable": True, "batch_dim": BATCH_DIM}}
 
-# What a checkpoint needs: weights (one of the two forms), config, tokenizer, generation config.
-_REQUIRED = ("config.json", "vocab.json", "sentencepiece.bpe.model")
+# What a checkpoint needs: weights (one of the two forms), config, the tokenizer of its family
+# (translator/engine/tokenization.py: M2M100's vocab.json + sentencepiece.bpe.model, NLLB's
+# sentencepiece.bpe.model and/or tokenizer.json), generation config.
+_REQUIRED = ("config.json",)
+_TOKENIZER_FILES = ("vocab.json", "sentencepiece.bpe.model", "tokenizer.json")
 _OPTIONAL = ("generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
-_HUB_PATTERNS = [*_REQUIRED, *_OPTIONAL, "model.safetensors"]
+_HUB_PATTERNS = [*_REQUIRED, *_TOKENIZER_FILES, *_OPTIONAL, "model.safetensors"]
 _CHUNK = 8 * 1024 * 1024
 
 
 class RegistrationError(RuntimeError):
-    """The checkpoint cannot be found, fetched or recognised as M2M100."""
+    """The checkpoint cannot be found, fetched or recognised as M2M100 or NLLB-200."""
 
 
 @dataclass(frozen=True)
@@ -101,12 +107,18 @@ def _from_hub(model_id: str) -> Source:
 
 
 def checkpoint_files(directory: Path) -> list[Path]:
+    kind = tokenization.family(directory)
     missing = [name for name in _REQUIRED if not (directory / name).is_file()]
+    for alternatives in tokenization.required_files(kind):
+        if not any((directory / name).is_file() for name in alternatives):
+            missing.append(" or ".join(alternatives))
     weights = [name for name in WEIGHT_FILES if (directory / name).is_file()]
     if not weights:
         missing.append(" or ".join(WEIGHT_FILES))
     if missing:
-        raise RegistrationError(f"{directory}: not an M2M100 checkpoint, missing {', '.join(missing)}")
+        raise RegistrationError(
+            f"{directory}: not an M2M100 or NLLB-200 checkpoint (read as {kind}), missing {', '.join(missing)}"
+        )
     try:
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
     except ValueError as exc:
@@ -115,7 +127,8 @@ def checkpoint_files(directory: Path) -> list[Path]:
         raise RegistrationError(
             f"{directory}: config.json has model_type {config.get('model_type')!r}, expected 'm2m_100'"
         )
-    names = [*_REQUIRED, weights[0], *(n for n in _OPTIONAL if (directory / n).is_file())]
+    tokenizer = [name for name in _TOKENIZER_FILES if (directory / name).is_file()]
+    names = [*_REQUIRED, *tokenizer, weights[0], *(n for n in _OPTIONAL if (directory / n).is_file())]
     return [directory / name for name in names]
 
 
@@ -130,10 +143,16 @@ def content_version(files: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-def languages(directory: Path) -> list[str]:
-    from transformers import M2M100Tokenizer
-
-    return sorted(M2M100Tokenizer.from_pretrained(str(directory)).lang_code_to_id)
+def languages(directory: Path) -> tuple[str, list[str]]:
+    """The checkpoint's family and its own language codes (`en`... or `eng_Latn`...)."""
+    size = json.loads((directory / "config.json").read_text(encoding="utf-8")).get("vocab_size")
+    try:
+        tokenizer = tokenization.ModelTokenizer(directory, size)
+    except Exception as exc:  # noqa: BLE001 - transformers' errors for a broken tokenizer are many
+        raise RegistrationError(f"{directory}: its tokenizer cannot be loaded ({type(exc).__name__}: {exc})") from exc
+    if not tokenizer.languages:
+        raise RegistrationError(f"{directory}: its {tokenizer.family} tokenizer names no language tokens")
+    return tokenizer.family, tokenizer.languages
 
 
 def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
@@ -171,11 +190,17 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         logger.info("%s is in the store as %s, but not the latest; registering it again", model_id, tag)
         bentoml.models.delete(tag)
 
+    family, model_languages = languages(source.directory)
+    codes = LanguageCodes(model_languages, family)
     metadata: dict[str, Any] = {
         "source": source.model_id,
         "source_kind": source.kind,
         "architecture": "M2M100ForConditionalGeneration",
-        "languages": languages(source.directory),
+        # Read by the API workers, which load no tokenizer (translator/contract/language_codes.py):
+        # `languages` what they list, one code per language; the model's own codes beside.
+        "family": family,
+        "languages": codes.listed,
+        "model_languages": model_languages,
         "batchable_method": BATCHABLE_METHOD,
         "batch_dim": BATCH_DIM,
         "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -190,7 +215,7 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
     metadata["ctranslate2_version"] = ctranslate2.__version__
     with bentoml.models.create(
         tag,
-        labels={"family": "m2m100", "source_kind": source.kind, "checkpoint": model_name(model_id)},
+        labels={"family": family, "source_kind": source.kind, "checkpoint": model_name(model_id)},
         metadata=metadata,
         signatures=SIGNATURES,  # type: ignore[arg-type]
     ) as model:

@@ -3,12 +3,14 @@
 Two formats are read:
 
 * a FLORES-style folder of line-aligned text files, one per language. A file is either
-  ``<lang>.txt`` or ``<name>.<lang>``; files sharing a name (``<lang>.txt`` files share the empty
-  name) form a *set* and must have the same number of lines. A direction ``a-b`` is scored on every
-  set that holds both ``a`` and ``b``, concatenated in name order (so a folder can hold several
-  bilingual sets that are not multi-way parallel). An optional ``directions.txt`` lists the
-  directions to score, one ``src-tgt`` a line (``#`` starts a comment); without it, every ordered
-  pair of languages that share a set is scored.
+  ``<lang>.txt``, ``<name>.<lang>``, or Flores-200's ``<lang>.<split>`` (``eng_Latn.devtest``, a
+  set named after the split); a folder holding only Flores-200's split folders is read from its
+  ``devtest/`` (else ``dev/``). Directions keep the data's codes. Files sharing a name
+  (``<lang>.txt`` files share the empty name) form a *set* and must have the same number of lines.
+  A direction ``a-b`` is scored on every set that holds both ``a`` and ``b``, concatenated in name
+  order (so a folder can hold several bilingual sets that are not multi-way parallel). An optional
+  ``directions.txt`` lists the directions to score, one ``src-tgt`` a line (``#`` starts a
+  comment); without it, every ordered pair of languages that share a set is scored.
 * JSONL, one segment a line: ``{"src_lang", "tgt_lang", "source", "reference"}`` (other keys, such
   as ``id``, are ignored). Directions are those present, in first-seen order.
 
@@ -34,6 +36,9 @@ _LANG_RE = re.compile(r"[A-Za-z]{2,3}(?:_[A-Za-z]{4})?")
 # Suffixes that match the pattern above but are documentation or data, never a language.
 _NOT_LANGUAGES = frozenset({"md", "rst", "csv", "tsv", "py", "sh", "gz", "bz2", "xz", "zip", "xml", "yml", "log"})
 _JSONL_FIELDS = ("src_lang", "tgt_lang", "source", "reference")
+# Flores-200's own layout: `devtest/eng_Latn.devtest` (the test split first: what is reported).
+_FLORES200_CODE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
+FLORES200_SPLITS = ("devtest", "dev")
 
 
 class DataError(ValueError):
@@ -122,6 +127,11 @@ def load_eval_data(path: str | Path, directions: Sequence[str] | None = None) ->
 def load_flores(folder: Path) -> EvalData:
     sets = _read_sets(folder)
     if not sets:
+        split = next((folder / name for name in FLORES200_SPLITS if (folder / name).is_dir()), None)
+        if split is not None:
+            logger.info("%s: reading Flores-200's %s split", folder, split.name)
+            return load_flores(split)
+    if not sets:
         raise DataError(
             f"{folder}: no language files; expected '<lang>.txt' or '<name>.<lang>' files with one segment a line"
         )
@@ -182,6 +192,8 @@ def _split_name(file: Path) -> tuple[str, str] | None:
     if suffix == "txt":
         # `<lang>.txt`: all such files form the unnamed set.
         return ("", stem) if _LANG_RE.fullmatch(stem) else None
+    if suffix in FLORES200_SPLITS and _FLORES200_CODE.fullmatch(stem):
+        return suffix, stem  # `eng_Latn.devtest`: the split is the set
     if suffix.lower() in _NOT_LANGUAGES or not _LANG_RE.fullmatch(suffix):
         return None
     return stem, suffix

@@ -44,6 +44,7 @@ from m2m_tools.jobs.job import Entry, Item, JobError, Options, UnitState, run_jo
 from m2m_tools.jobs.options import add_system_arguments, runner_from_args
 from m2m_tools.jobs.runner import Runner, RunnerError
 from translator.contract import limits
+from translator.contract.language_codes import base_language
 
 logger = logging.getLogger("m2m_tools.evaluation")
 
@@ -74,6 +75,9 @@ class DirectionUnit:
     """One direction of the test set as a unit of the job: its sources, in order."""
 
     data: DirectionData
+    # The data's codes as the system names them (`eng_Latn` -> `en` for M2M100), set once the
+    # system's languages are known; the report keeps the data's codes.
+    system_codes: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -90,8 +94,10 @@ class DirectionUnit:
 
     def entries(self) -> Iterator[Entry]:
         direction = self.data.direction
+        source = self.system_codes.get(direction.source, direction.source)
+        target = self.system_codes.get(direction.target, direction.target)
         for text in self.data.sources:
-            yield Item(text, direction.source, direction.target)
+            yield Item(text, source, target)
 
 
 # --------------------------------------------------------------------------- the run
@@ -159,11 +165,26 @@ def _check_lengths(unit: DirectionUnit) -> None:
             )
 
 
+def system_code(code: str, languages: frozenset[str]) -> str | None:
+    """The system's code for a code of the data: itself, or its bare language (Flores-200's
+    `eng_Latn` is M2M100's `en`; an NLLB system takes both)."""
+    if code in languages:
+        return code
+    base = base_language(code)
+    return base if base in languages else None
+
+
 def _check_languages(todo: list[DirectionUnit], runner: Runner, languages: frozenset[str]) -> None:
     unsupported = []
     for unit in todo:
         direction = unit.data.direction
-        unknown = [code for code in (direction.source, direction.target) if code not in languages]
+        unknown = []
+        for code in (direction.source, direction.target):
+            mapped = system_code(code, languages)
+            if mapped is None:
+                unknown.append(code)
+            else:
+                unit.system_codes[code] = mapped
         if unknown:
             unsupported.append(f"{unit.name} (unknown: {', '.join(unknown)})")
     if unsupported:

@@ -3,9 +3,11 @@
 BLEU needs words, so the tokenizer depends on the target language: sacreBLEU's own ``zh`` for
 Chinese, characters for languages written without spaces (``ja-mecab`` would need MeCab and a
 dictionary, and the FLORES ``spm`` tokenizers download a model, which an offline CI cannot), and
-``13a`` (the WMT default) for the rest. The choice is recorded in each direction's signature, so
-two reports scored differently are told apart. ``--tokenize`` forces one tokenizer everywhere,
-e.g. ``flores200`` for spBLEU as the FLORES evaluation server reported it.
+``13a`` (the WMT default) for the rest. Where sacreBLEU's ``flores200`` sentencepiece model is
+already on disk (it downloads it on first use, which an offline machine cannot), ``auto`` scores
+spBLEU with it for every language instead, as Flores-200 and NLLB report it. The choice is recorded
+in each direction's signature, so two reports scored differently are told apart. ``--tokenize``
+forces one tokenizer everywhere. chrF, tokenizer-free, is always reported.
 """
 
 from __future__ import annotations
@@ -28,6 +30,17 @@ def tokenizers() -> list[str]:
     return [AUTO, *BLEU.TOKENIZERS]
 
 
+def flores200_available() -> bool:
+    """Whether sacreBLEU's Flores-200 spBLEU model is on disk (scoring with it needs no download)."""
+    import os
+
+    from sacrebleu.tokenizers.tokenizer_spm import SPM_MODELS
+    from sacrebleu.utils import SACREBLEU_DIR
+
+    name = os.path.basename(SPM_MODELS["flores200"]["url"])
+    return os.path.isfile(os.path.join(SACREBLEU_DIR, "models", name))
+
+
 @dataclass(frozen=True)
 class Scoring:
     tokenize: str = AUTO
@@ -36,6 +49,8 @@ class Scoring:
     def tokenizer_for(self, target: str) -> str:
         if self.tokenize != AUTO:
             return self.tokenize
+        if flores200_available():
+            return "flores200"
         base = target.split("_", 1)[0].lower()
         if base in _CHINESE:
             return "zh"

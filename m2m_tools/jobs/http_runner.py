@@ -161,7 +161,10 @@ class HttpRunner:
         if not isinstance(codes, list):
             logger.warning("GET %s/languages gave no language list; not checking them up front", self.url)
             return None
-        return frozenset(str(code) for code in codes)
+        # The model's own codes are accepted too (NLLB's `eng_Latn` beside the listed `en`).
+        model_codes = body.get("modelCodes")
+        own = list(model_codes.values()) if isinstance(model_codes, dict) else []
+        return frozenset(str(code) for code in [*codes, *own])
 
     async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
         ids = [str(i) for i in range(len(texts))]

@@ -48,10 +48,33 @@ def test_not_m2m100(tmp_path):
 
 def test_missing_files_are_named(tmp_path):
     directory = make_checkpoint(tmp_path / "ckpt")
+    # The tokenizer_config names the family: an M2M100 checkpoint without its vocab.json.
+    (directory / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "M2M100Tokenizer"}))
     (directory / "vocab.json").unlink()
     (directory / "model.safetensors").unlink()
     with pytest.raises(RegistrationError, match="missing vocab.json, model.safetensors or pytorch_model.bin"):
         checkpoint_files(directory)
+
+
+@pytest.mark.parametrize("tokenizer_files", [("sentencepiece.bpe.model",), ("tokenizer.json",), ()])
+def test_nllb_checkpoint_needs_one_tokenizer_form(tmp_path, tokenizer_files):
+    """NLLB-200 checkpoints ship sentencepiece.bpe.model and/or tokenizer.json, no vocab.json."""
+    directory = make_checkpoint(tmp_path / "ckpt")
+    for name in ("vocab.json", "sentencepiece.bpe.model"):
+        (directory / name).unlink()
+    (directory / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "NllbTokenizer"}))
+    for name in tokenizer_files:
+        (directory / name).write_bytes(name.encode())
+    if not tokenizer_files:
+        with pytest.raises(RegistrationError, match="read as nllb.*missing sentencepiece.bpe.model or tokenizer.json"):
+            checkpoint_files(directory)
+        return
+    assert {f.name for f in checkpoint_files(directory)} == {
+        "config.json",
+        "model.safetensors",
+        "tokenizer_config.json",
+        *tokenizer_files,
+    }
 
 
 def test_local_path_that_does_not_exist(tmp_path):

@@ -254,7 +254,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             raise InvalidRequest("Parameters 'source_lang' and 'target_lang' must be specified.")
         check_pair(source, target, handler.languages)
         entries = parse_entries(_one(params, "entries") or "", _one(params, "entries_format") or "tsv")
-        glossary = new_glossary(name[:200], source, target, entries)
+        glossary = new_glossary(name[:200], handler.canonical(source), handler.canonical(target), entries)
         await handler.glossaries.create(glossary)
         return JSONResponse(glossary_info(glossary), status_code=201)
 

@@ -190,8 +190,16 @@ def store_for(shared_url: str | None, directory: Path = LOCAL_DIRECTORY) -> Glos
     return ValkeyStore(shared_url) if shared_url else FileStore(directory)
 
 
-async def request_terms(payload: Payload, store: GlossaryStore) -> Terms | None:
-    """The glossary a translation request asks for (inline or stored), checked against its languages."""
+def _same(code: str) -> str:
+    return code
+
+
+async def request_terms(
+    payload: Payload, store: GlossaryStore, canonical: Callable[[str], str] = _same
+) -> Terms | None:
+    """The glossary a translation request asks for (inline or stored), checked against its languages.
+    `canonical` gives one spelling per language (an NLLB checkpoint takes `en` and `eng_Latn` alike):
+    a stored pair is kept in that spelling and a request's codes are compared in it."""
     if payload.glossary is not None and payload.glossary_id is not None:
         raise InvalidRequest("payload.glossary: give either glossary or glossaryId, not both", field="payload.glossary")
     if payload.glossary is not None:
@@ -208,13 +216,16 @@ async def request_terms(payload: Payload, store: GlossaryStore) -> Terms | None:
     glossary = await store.get(payload.glossary_id)
     if glossary is None:
         raise GlossaryNotFound(payload.glossary_id, "payload.glossaryId")
-    if glossary.target_lang != payload.to_lang or payload.from_lang not in ("auto", glossary.source_lang):
+    source, target = canonical(payload.from_lang), canonical(payload.to_lang)
+    if canonical(glossary.target_lang) != target or source not in ("auto", canonical(glossary.source_lang)):
         raise GlossaryMismatch(
             f"payload.glossaryId: glossary {glossary.glossary_id!r} is for {glossary.source_lang} -> "
             f"{glossary.target_lang}, the request asks for {payload.from_lang} -> {payload.to_lang}",
             field="payload.glossaryId",
         )
-    return glossary.terms()
+    # In the request's own spelling, which the plan compares with; detection answers listed codes.
+    from_lang = canonical(glossary.source_lang) if payload.from_lang == "auto" else payload.from_lang
+    return Terms(from_lang, payload.to_lang, glossary.entries)
 
 
 class NewGlossary(BaseModel):
@@ -266,7 +277,8 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         except ValidationError as exc:
             return http_response(InvalidRequest(validation_message(exc.errors())))
         check_pair(body.source_lang, body.target_lang, handler.languages)
-        glossary = new_glossary(body.name, body.source_lang, body.target_lang, entries_map(body.entries, "entries"))
+        source, target = handler.canonical(body.source_lang), handler.canonical(body.target_lang)
+        glossary = new_glossary(body.name, source, target, entries_map(body.entries, "entries"))
         await handler.glossaries.create(glossary)
         return JSONResponse({**glossary.info(), "entries": entries_list(glossary.entries)}, status_code=201)
 

@@ -30,13 +30,20 @@ class RequestHandler:
         max_latency_ms: float,
         engine_load: LoadReader | None = None,
         glossaries: GlossaryStore | None = None,
+        listed: Collection[str] | None = None,
+        canonical: Callable[[str], str] | None = None,
     ) -> None:
         self.client = client
         # Stored glossaries (#33): in the shared Valkey when there is one, else in local files.
         self.glossaries = glossaries if glossaries is not None else store_for(None)
         # Told each request's size: the early refusal sizes requests like the recent ones.
         self.engine_load = engine_load
+        # `languages`: every code a request may name; `listed`: what /languages shows, one code a
+        # language (they differ for NLLB checkpoints: translator/contract/language_codes.py).
         self.languages = frozenset(languages)
+        self.listed = sorted(listed if listed is not None else self.languages)
+        # One spelling per language (LanguageCodes.listed_code), for glossaries' language pairs.
+        self.canonical: Callable[[str], str] = canonical if canonical is not None else str
         self.max_latency_ms = max_latency_ms
 
     async def translate(
@@ -59,5 +66,5 @@ class RequestHandler:
                 self.engine_load.saw(priority, len(pieces))
             return await self.client.translate(pieces, priority, deadline, binding)
 
-        terms = await request_terms(payload, self.glossaries)
+        terms = await request_terms(payload, self.glossaries, self.canonical)
         return await unless_disconnected(receive, translate_payload(payload, self.languages, engine, terms))

@@ -77,10 +77,11 @@ def normalize_code(code: str, supported: Collection[str]) -> str | None:
 
 @functools.cache
 def language_name(code: str) -> str:
-    """The English name of an M2M100 code, from CLDR (via langcodes and language_data)."""
+    """The English name of a listed code (M2M100's, or an NLLB alias such as `zh-Hant`), from CLDR
+    (via langcodes and language_data)."""
     import langcodes
 
-    tag = {"ns": "nso"}.get(code, code)  # M2M100's Northern Sotho is not an ISO 639-1 code
+    tag = {"ns": "nso"}.get(code, code).replace("_", "-")  # M2M100's Northern Sotho is not an ISO 639-1 code
     return str(langcodes.Language.get(tag).display_name("en"))
 
 
@@ -321,10 +322,10 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         return endpoint
 
     async def languages(request: Request, service: Service) -> list[dict[str, Any]]:
-        return languages_body(service.handler.languages)
+        return languages_body(service.handler.listed)
 
     async def frontend_settings(request: Request, service: Service) -> dict[str, Any]:
-        return settings_body(service.handler.languages)
+        return settings_body(service.handler.listed)
 
     async def health(request: Request, service: Service) -> dict[str, Any]:
         if await service.__is_ready__():

@@ -7,18 +7,27 @@ from collections.abc import Callable
 from typing import Any
 
 
-def languages_body(languages: list[str]) -> dict[str, Any]:
-    """`GET /languages`: the loaded model's codes, and which of them `"fromLang": "auto"` detects."""
+def languages_body(languages: list[str], model_codes: dict[str, str] | None = None) -> dict[str, Any]:
+    """`GET /languages`: the loaded model's codes, their English names, the model's own code for
+    each (NLLB's `eng_Latn` for `en`; requests may name either), and which of them
+    `"fromLang": "auto"` detects."""
     # The detector's list is a constant of translator.text.langdetect: answering does not load its model.
+    from translator.api.libretranslate import language_name
     from translator.text.langdetect import AUTO, DETECTABLE
 
     return {
         "languages": languages,
+        "names": {code: language_name(code) for code in languages},
+        "modelCodes": model_codes if model_codes is not None else {code: code for code in languages},
         "autoDetect": {"fromLang": AUTO, "languages": [code for code in languages if code in DETECTABLE]},
     }
 
 
-def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[], Any]) -> Any:
+def routes_app(
+    get_languages: Callable[[], list[str]],
+    get_service: Callable[[], Any],
+    get_model_codes: Callable[[], dict[str, str]] | None = None,
+) -> Any:
     """The ASGI app of these routes; `get_service` gives the worker's service (for the
     LibreTranslate API, which translates through its handler)."""
     from starlette.applications import Starlette
@@ -29,7 +38,7 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
     from translator.api import deepl, documents, glossaries, libretranslate
 
     async def languages(_: Request) -> JSONResponse:
-        return JSONResponse(languages_body(get_languages()))
+        return JSONResponse(languages_body(get_languages(), get_model_codes() if get_model_codes else None))
 
     # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
     # at "/languages" would redirect the bare path to "/languages/".

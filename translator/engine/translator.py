@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from translator.config import Engine, Generation, with_engine
+from translator.contract.language_codes import LanguageCodes, base_language
 from translator.contract.protocol import TRUNCATED, Piece, PieceResult
 from translator.engine.backends import (
     CUDA_CANDIDATES,
@@ -27,6 +28,7 @@ from translator.engine.backends import (
 )
 from translator.engine.batch_limits import CPU_MAX_BATCH_TOKENS
 from translator.engine.batching import deduplicate, plan_batches
+from translator.engine.tokenization import ModelTokenizer
 from translator.text.segment import UNSPACED_LANGUAGES, split_clause
 
 logger = logging.getLogger(__name__)
@@ -51,15 +53,18 @@ class Translator:
         engine: Engine | None = None,
         generation: Generation | None = None,
     ) -> None:
-        from transformers import GenerationConfig, M2M100Config, M2M100Tokenizer
+        from transformers import GenerationConfig, M2M100Config
 
         engine = engine or Engine()
         self.generation = generation or Generation()
         # Until the engine resolves it from the device (translator/engine/batch_limits.py).
         self.max_batch_tokens = engine.max_batch_tokens or CPU_MAX_BATCH_TOKENS
 
-        self.tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
         model_config = M2M100Config.from_pretrained(str(model_dir))
+        # Either family's tokenizer (M2M100's or NLLB-200's): the rest works on ids.
+        self.model_tokenizer = ModelTokenizer(model_dir, int(model_config.vocab_size))
+        self.family = self.model_tokenizer.family
+        self.tokenizer = self.model_tokenizer.tokenizer
         try:
             config = GenerationConfig.from_pretrained(str(model_dir))
         except OSError:
@@ -73,18 +78,21 @@ class Translator:
             no_repeat_ngram_size=_first(self.generation.no_repeat_ngram_size, config.no_repeat_ngram_size, 0),
         )
         self.decoder_start_id = int(config.decoder_start_token_id or self.tokenizer.eos_token_id)
-        self.eos_id = int(self.tokenizer.eos_token_id)
-        self.pad_id = int(self.tokenizer.pad_token_id)
-        self.unk_id = int(self.tokenizer.unk_token_id)
-        self.lang_ids: dict[str, int] = dict(self.tokenizer.lang_code_to_id)
+        self.eos_id = self.model_tokenizer.eos_id
+        self.pad_id = self.model_tokenizer.pad_id
+        self.unk_id = self.model_tokenizer.unk_id
+        # Every code a request may name (the model's own and, for NLLB, the ISO aliases of
+        # translator/contract/language_codes.py) to its language token's id.
+        self.codes = LanguageCodes(self.model_tokenizer.languages, self.family)
+        model_ids = self.model_tokenizer.lang_ids
+        self.lang_ids: dict[str, int] = {
+            code: model_ids[model] for code in self.codes.accepted if (model := self.codes.to_model(code))
+        }
         # Positions beyond this are not what the model was trained on; the output budget stops here.
         self.max_positions = int(model_config.max_position_embeddings)
         forced = self.generation.forced_new_tokens
         if forced is not None and not 1 <= forced <= self.max_positions - 2:
             raise ValueError(f"forced_new_tokens must be between 1 and {self.max_positions - 2}, not {forced}")
-        self._drop_ids = set(self.tokenizer.all_special_ids) | set(self.lang_ids.values())
-        self._drop_ids.discard(self.unk_id)
-        self._vocab = self.tokenizer.encoder
         # Each piece is encoded once: when the scheduler counts its tokens (admission, batching)
         # and the model thread reads the ids back from here. Bounded; an evicted piece (one queued
         # behind more than this many others) is encoded again, which changes nothing but the time.
@@ -113,7 +121,7 @@ class Translator:
             self.backend.name,
             self.device,
             self.precision,
-            len(self.lang_ids),
+            len(self.codes.model_codes),
             self.num_beams,
         )
         if engine.warmup:
@@ -121,11 +129,13 @@ class Translator:
 
     @property
     def languages(self) -> list[str]:
+        """Every code a request may name (for NLLB, ISO aliases beside the model's codes)."""
         return sorted(self.lang_ids)
 
     def warmup_pair(self) -> tuple[str, str]:
         """A language pair this checkpoint has, preferring common ones, to warm up with."""
-        source = "en" if "en" in self.lang_ids else self.languages[0]
+        listed = self.codes.listed
+        source = "en" if "en" in self.lang_ids else listed[0]
         target = next((code for code in ("fr", "de", "ja") if code in self.lang_ids and code != source), source)
         return source, target
 
@@ -217,7 +227,7 @@ class Translator:
         bad = next((part for part in parts if part.error is not None), None)
         if bad is not None:
             return bad
-        glue = "" if target in UNSPACED_LANGUAGES else " "
+        glue = "" if base_language(target) in UNSPACED_LANGUAGES else " "
         return PieceResult(text=glue.join(part.text or "" for part in parts))
 
     def _run_batch(self, rows: list[list[int]], targets: list[int], hypotheses: int = 1) -> list[PieceResult]:
@@ -258,11 +268,7 @@ class Translator:
         return list(self._encoded(source, text))
 
     def _encode_uncached(self, source: str, text: str) -> tuple[int, ...]:
-        # SentencePiece directly rather than `tokenizer(text)`: the tokenizer would read a literal
-        # `__fr__` in user text as a language token; here it is just text.
-        pieces = self.tokenizer.sp_model.encode(text, out_type=str)
-        ids = [self._vocab.get(p, self.unk_id) for p in pieces]
-        return (self.lang_ids[source], *ids, self.eos_id)
+        return self.model_tokenizer.source_row(self.lang_ids[source], text)
 
     def _generate(
         self, rows: list[list[int]], targets: list[int], full_budget: bool = False, hypotheses: int = 1
@@ -288,10 +294,7 @@ class Translator:
         return [(self._decode(out.ids), out.ended, [self._decode(a) for a in out.alternatives]) for out in outputs]
 
     def _decode(self, ids: list[int]) -> str:
-        # Language ids are dropped by id: current transformers no longer counts `__ja__` as a
-        # special token, so `skip_special_tokens=True` alone leaves it in the text.
-        kept = [i for i in ids if i not in self._drop_ids]
-        return self.tokenizer.decode(kept, skip_special_tokens=True).strip()
+        return self.model_tokenizer.decode(ids)
 
     def _release_memory(self) -> None:
         self.backend.release_memory()
@@ -315,7 +318,8 @@ class Translator:
             **self.backend.describe(),
             "num_beams": self.num_beams,
             "max_batch_tokens": self.max_batch_tokens,
-            "languages": len(self.lang_ids),
+            "family": self.family,
+            "languages": len(self.codes.model_codes),
         }
 
 

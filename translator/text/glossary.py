@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from translator.contract.language_codes import base_language
 from translator.text.markup import KEEP, TEXT, Token
 from translator.text.markup import _slice as slice_token
 from translator.text.segment import UNSPACED_LANGUAGES
@@ -81,7 +82,7 @@ class Applied:
 def apply_terms(tokens: list[Token], terms: Terms, language: str, html_format: bool) -> tuple[list[Token], Applied]:
     """The record's tokens with each glossary match in a TEXT token turned into a KEEP token."""
     applied = Applied()
-    pattern = terms.pattern(spaced=language not in UNSPACED_LANGUAGES)
+    pattern = terms.pattern(spaced=base_language(language) not in UNSPACED_LANGUAGES)  # zho_Hans is zh
     if pattern is None:
         return tokens, applied
     variants = terms.variants()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
+from translator.contract.language_codes import base_language
 from translator.text.glossary import Applied, Terms, apply_terms
 from translator.text.markup import TEXT, Token, html_tokens, text_tokens
 from translator.text.placement import fragments, locate, second_round_texts
@@ -94,8 +95,9 @@ class Plan:
         self.applied = Applied()  # the glossary entries this record used
         # Sentences that touched in the source (Japanese or Chinese after 。) get a space between
         # them when the target language writes with spaces, so ja→en is not "Hello.How are you?".
-        self.spaced = bool(target) and target not in UNSPACED_LANGUAGES
-        self.units = record_units(tokens, language, max_chars) if tokens else []
+        # The text rules go by bare language: `zh-Hant` and NLLB's `zho_Hant` are `zh` here.
+        self.spaced = bool(target) and base_language(target) not in UNSPACED_LANGUAGES
+        self.units = record_units(tokens, base_language(language), max_chars) if tokens else []
 
     @property
     def first_round(self) -> list[str]:

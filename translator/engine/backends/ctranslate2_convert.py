@@ -15,33 +15,34 @@ from pathlib import Path
 from typing import Any
 
 from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR
+from translator.engine.tokenization import ModelTokenizer
 
 logger = logging.getLogger(__name__)
 
 
 class _WithLanguageTokens:
-    """The M2M100 tokenizer with its language tokens in `get_vocab()`.
+    """The checkpoint's tokenizer (M2M100's or NLLB's) with its language tokens in `get_vocab()`.
 
     CTranslate2 4.8.5's M2M100 converter builds the vocabulary from `get_vocab()`, which in
-    transformers 5 no longer lists the 100 language tokens (`__en__` ...): the vocabulary comes
-    out 100 short and the conversion stops on a size mismatch. Added here at their ids; the ids
-    above them that the tokenizer does not name (M2M100's `madeupword`s, or a model whose
+    transformers 5 no longer lists M2M100's 100 language tokens (`__en__` ...): the vocabulary
+    comes out 100 short and the conversion stops on a size mismatch. Added here at their ids; the
+    ids above them that the tokenizer does not name (M2M100's `madeupword`s, or a model whose
     embedding matrix is larger than its tokenizer) are filled by the converter up to the model's
-    vocabulary size.
+    vocabulary size. The tokenizer is the engine's (translator/engine/tokenization.py), not the
+    converter's AutoTokenizer, which reads an NLLB checkpoint without a tokenizer_config.json as
+    M2M100's (its config says m2m_100).
     """
 
-    def __init__(self, tokenizer: Any, vocab_size: int) -> None:
-        self._tokenizer = tokenizer
+    def __init__(self, tokenizer: ModelTokenizer, vocab_size: int) -> None:
+        self._model_tokenizer = tokenizer
+        self._tokenizer = tokenizer.tokenizer
         self.num_madeup_words = vocab_size - len(self.get_vocab())
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._tokenizer, name)
 
     def get_vocab(self) -> dict[str, int]:
-        vocab = dict(self._tokenizer.get_vocab())
-        for index in self._tokenizer.lang_code_to_id.values():
-            vocab.setdefault(self._tokenizer.convert_ids_to_tokens(index), index)
-        return vocab
+        return {token: index for index, token in self._model_tokenizer.token_names().items()}
 
 
 def convert(model_dir: Path, output: Path) -> Path:
@@ -51,7 +52,7 @@ def convert(model_dir: Path, output: Path) -> Path:
 
     class M2M100Converter(TransformersConverter):
         def load_tokenizer(self, tokenizer_class: Any, model_name_or_path: str, **kwargs: Any) -> Any:
-            return _WithLanguageTokens(super().load_tokenizer(tokenizer_class, model_name_or_path, **kwargs), size)
+            return _WithLanguageTokens(ModelTokenizer(model_dir, size), size)
 
     size = int(json.loads((model_dir / "config.json").read_text(encoding="utf-8"))["vocab_size"])
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -68,16 +69,13 @@ def convert(model_dir: Path, output: Path) -> Path:
 def check(model_dir: Path, converted: Path) -> None:
     """The converted vocabulary has the checkpoint's ids: every token, language tokens included,
     where the tokenizer puts it, and the model's full size (the engine maps ids through it)."""
-    from transformers import M2M100Tokenizer
-
-    tokenizer = M2M100Tokenizer.from_pretrained(str(model_dir))
     size = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))["vocab_size"]
+    names = ModelTokenizer(model_dir, size).token_names()
     tokens = json.loads((converted / "shared_vocabulary.json").read_text(encoding="utf-8"))
     if len(tokens) != size:
         raise ValueError(f"converted vocabulary has {len(tokens)} tokens, the model {size}")
-    known = [*tokenizer.get_vocab().values(), *tokenizer.lang_code_to_id.values()]
-    for index, expected in zip(known, tokenizer.convert_ids_to_tokens(known), strict=True):
-        if tokens[index] != expected:
+    for index, expected in sorted(names.items()):
+        if index < size and tokens[index] != expected:
             raise ValueError(f"converted vocabulary has {tokens[index]!r} at id {index}, the tokenizer {expected!r}")
 
 
@@ -93,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m translator.engine.backends.ctranslate2_convert", description=main.__doc__
     )
-    parser.add_argument("model_dir", type=Path, help="M2M100 checkpoint directory (config.json, weights, tokenizer)")
+    parser.add_argument("model_dir", type=Path, help="M2M100 or NLLB-200 checkpoint directory")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if not (args.model_dir / "config.json").is_file():

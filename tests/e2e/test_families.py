@@ -1,0 +1,141 @@
+"""End to end on both model families: the session's M2M100 fixture server and one on the NLLB-200
+fixture (fixture/nllb.py), each a real `bentoml serve` on the shipped configuration. The same
+requests, with the codes clients send (ISO 639-1 / BCP-47), must come back with the corpus's exact
+translations on either; the NLLB server also takes its model's own codes (`eng_Latn`)."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from tests.e2e.helpers import documents as corpus_documents
+
+pytestmark = pytest.mark.e2e
+
+FAMILIES = ("m2m100", "nllb")
+# What a client of each family may send for the corpus's languages, beside the ISO codes.
+NLLB_CODES = {
+    "en": "eng_Latn",
+    "de": "deu_Latn",
+    "fr": "fra_Latn",
+    "es": "spa_Latn",
+    "ja": "jpn_Jpan",
+    "zh": "zho_Hans",
+}
+
+
+@pytest.fixture(params=FAMILIES)
+def family_server(request):
+    return request.param, request.getfixturevalue("server" if request.param == "m2m100" else "nllb_server")
+
+
+def documents() -> list[tuple[str, str, str, str]]:
+    """One corpus document per direction, joined as the other e2e tests join them."""
+    out: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+    for document in corpus_documents():
+        out.setdefault(document[:2], document)
+    return list(out.values())
+
+
+def translate(server, source: str, target: str, texts: list[str], **extra) -> requests.Response:
+    payload = {
+        "fromLang": source,
+        "toLang": target,
+        "records": [{"id": str(i), "text": t} for i, t in enumerate(texts)],
+    }
+    return requests.post(f"{server.url}/translation", json={"payload": {**payload, **extra}}, timeout=120)
+
+
+def test_iso_codes_translate_exactly(family_server):
+    _, server = family_server
+    for src, tgt, source, target in documents():
+        answer = translate(server, src, tgt, [source])
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"][0]["text"] == target, (src, tgt)
+
+
+def test_nllb_codes_and_script_tags_translate_exactly(nllb_server):
+    for src, tgt, source, target in documents():
+        for source_code, target_code in ((NLLB_CODES[src], NLLB_CODES[tgt]), (src, NLLB_CODES[tgt])):
+            answer = translate(nllb_server, source_code, target_code, [source])
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["result"][0]["text"] == target, (source_code, target_code)
+    # zh-Hans is NLLB's zho_Hans, as zh is.
+    [(_, _, chinese, english)] = [d for d in documents() if d[:2] == ("zh", "en")]
+    answer = translate(nllb_server, "zh-Hans", "en-Latn", [chinese])
+    assert answer.json()["result"][0]["text"] == english
+
+
+def test_auto_detects_into_the_models_codes(family_server):
+    family, server = family_server
+    into_english = [d for d in documents() if d[1] == "en" and d[0] in ("de", "fr", "ja")]
+    target = "en" if family == "m2m100" else "eng_Latn"
+    answer = translate(server, "auto", target, [source for _, _, source, _ in into_english])
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert [r["text"] for r in result] == [english for _, _, _, english in into_english]
+    assert [r["detectedLang"] for r in result] == [src for src, _, _, _ in into_english]
+
+
+def test_libretranslate_with_iso_codes(family_server):
+    _, server = family_server
+    src, tgt, source, target = next(d for d in documents() if d[:2] == ("en", "ja"))
+    answer = requests.post(
+        f"{server.url}/libretranslate/translate", json={"q": source, "source": src, "target": tgt}, timeout=120
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["translatedText"] == target
+    languages = requests.get(f"{server.url}/libretranslate/languages", timeout=30).json()
+    english = next(entry for entry in languages if entry["code"] == "en")
+    assert english["name"] == "English" and "ja" in english["targets"]
+
+
+def test_languages_list_one_code_a_language_with_names(family_server):
+    family, server = family_server
+    body = requests.get(f"{server.url}/languages", timeout=30).json()
+    assert {"en", "ja", "zh", "de"} <= set(body["languages"])
+    assert body["names"]["ja"] == "Japanese"
+    assert body["modelCodes"]["en"] == ("en" if family == "m2m100" else "eng_Latn")
+    assert len(body["languages"]) == len(set(body["modelCodes"].values())) == 100
+
+
+@pytest.mark.parametrize("code", ["xx", "eng_Latx", "zho_Hant"])
+def test_unsupported_code_is_a_400_naming_it(family_server, code):
+    family, server = family_server
+    answer = translate(server, "en", code, ["Hello."])
+    assert answer.status_code == 400
+    assert code in answer.text and "toLang" in answer.text
+
+
+def test_html_and_alternatives_on_both_families(family_server):
+    family, server = family_server
+    src, tgt, source, target = next(d for d in documents() if d[:2] == ("en", "fr"))
+    answer = translate(server, src, tgt, [f"<p>{source}</p>"], format="html", alternatives=2)
+    assert answer.status_code == 200, answer.text
+    record = answer.json()["result"][0]
+    assert record["text"] == f"<p>{target}</p>"
+    assert isinstance(record["alternatives"], list)
+
+
+def test_evaluation_over_http_on_a_flores200_tree(family_server, tmp_path):
+    """m2m-eval against either server with Flores-200's file names: the directions keep the data's
+    codes, the M2M100 server is sent its own (`en`), and the scores are exact."""
+    import json
+    import shutil
+
+    from fixture.testset import EVAL_DIR, FLORES_DIR
+    from m2m_tools.evaluation.evaluate import main
+
+    _, server = family_server
+    split = tmp_path / "flores200" / "devtest"
+    split.mkdir(parents=True)
+    for lang in ("en", "ja"):
+        shutil.copy(EVAL_DIR / FLORES_DIR / f"en-ja.{lang}", split / f"{NLLB_CODES[lang]}.devtest")
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path / "flores200"), "--url", server.url, "--output", str(out), "--no-progress"]
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert {name: d["chrf"] for name, d in report["directions"].items()} == {
+        "eng_Latn-jpn_Jpan": 100.0,
+        "jpn_Jpan-eng_Latn": 100.0,
+    }
