@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import requests
 
+from harness.corpus import corpus_sentences
 from tests.e2e.helpers import documents as corpus_documents
 
 pytestmark = pytest.mark.e2e
@@ -139,3 +140,28 @@ def test_evaluation_over_http_on_a_flores200_tree(family_server, tmp_path):
         "eng_Latn-jpn_Jpan": 100.0,
         "jpn_Jpan-eng_Latn": 100.0,
     }
+
+
+def test_a_glossary_names_its_languages_in_either_spelling_on_nllb(nllb_server):
+    # Stored with NLLB codes, used with ISO codes, and with auto-detection (which answers ISO codes).
+    created = requests.post(
+        f"{nllb_server.url}/glossaries",
+        json={
+            "name": "cities",
+            "sourceLang": "spa_Latn",
+            "targetLang": "eng_Latn",
+            "entries": [{"source": "Madrid", "target": "MAD"}],
+        },
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    assert (created.json()["sourceLang"], created.json()["targetLang"]) == ("es", "en")
+    glossary_id = created.json()["glossaryId"]
+    sentence = "Mi hermano estudia medicina en Madrid."
+    [expected] = [t for s, g, src, t in corpus_sentences() if (s, g, src) == ("es", "en", sentence)]
+    for source, target in (("es", "en"), ("spa_Latn", "eng_Latn"), ("auto", "en")):
+        answer = translate(nllb_server, source, target, [sentence], glossaryId=glossary_id)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"][0]["text"] == expected.replace("Madrid", "MAD"), (source, target)
+    mismatch = translate(nllb_server, "es", "fr", [sentence], glossaryId=glossary_id)
+    assert mismatch.status_code >= 400 and "glossaryId" in mismatch.text
