@@ -27,10 +27,18 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
     from starlette.routing import Route
 
     from translator.api import libretranslate
+    from translator.ui import routes as ui
 
     async def languages(_: Request) -> JSONResponse:
         return JSONResponse(languages_body(get_languages()))
 
     # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
     # at "/languages" would redirect the bare path to "/languages/".
-    return Starlette(routes=[Route("/languages", languages, methods=["GET"]), *libretranslate.routes(get_service)])
+    return Starlette(
+        routes=[
+            Route("/languages", languages, methods=["GET"]),
+            *libretranslate.routes(get_service),
+            # The page for people (translator/ui/).
+            *ui.routes(get_languages),
+        ]
+    )
