@@ -71,7 +71,7 @@ def _arrival(scope: Scope) -> _Arrival:
         keys_in_headers=libretranslate is None,
         queued=libretranslate.queued if libretranslate is not None else scope.get("path") == _TRANSLATION_PATH,
         media_type=_media_type(scope),
-        media_types=libretranslate.media_types if libretranslate is not None else frozenset(),
+        media_types=libretranslate.media_types if libretranslate is not None else _native_media_types(scope),
         declared=_declared_length(scope),
     )
 
@@ -264,6 +264,13 @@ class EdgeMiddleware:
     def _too_many(self) -> TranslationError:
         assert self.admission is not None
         return TooManyRequests(f"too many requests in flight (limit {self.admission.limit}); retry later")
+
+
+def _native_media_types(scope: Scope) -> frozenset[str]:
+    # `POST /documents` takes its file as a multipart form (translator/api/documents.py).
+    from translator.api.documents import UPLOAD_TYPES, accepts_upload
+
+    return UPLOAD_TYPES if accepts_upload(scope.get("path", "")) else frozenset()
 
 
 def _media_type(scope: Scope) -> str:

@@ -26,7 +26,7 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from translator.api import libretranslate
+    from translator.api import documents, libretranslate
     from translator.ui import routes as ui
 
     async def languages(_: Request) -> JSONResponse:
@@ -38,6 +38,8 @@ def routes_app(get_languages: Callable[[], list[str]], get_service: Callable[[],
         routes=[
             Route("/languages", languages, methods=["GET"]),
             *libretranslate.routes(get_service),
+            # Document translation (translator/api/documents.py).
+            *documents.routes(get_service),
             # The page for people (translator/ui/).
             *ui.routes(get_languages),
         ]

@@ -1,0 +1,116 @@
+"""Document translation on the session's real server (fixture model): files through the native
+`/documents` jobs and LibreTranslate's `translate_file`, translated exactly, structure kept."""
+
+from __future__ import annotations
+
+import io
+import time
+import zipfile
+
+import pytest
+import requests
+
+from harness import documents
+from harness.corpus import corpus_sentences
+
+pytestmark = pytest.mark.e2e
+
+
+def pairs(source: str, target: str) -> list[tuple[str, str]]:
+    return [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == (source, target)]
+
+
+def upload(server, name: str, data: bytes, **fields: str) -> requests.Response:
+    return requests.post(f"{server.url}/documents", files={"file": (name, data)}, data=fields, timeout=60)
+
+
+def finished(server, job: dict, timeout: float = 120) -> dict:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = requests.get(f"{server.url}/documents/{job['id']}", timeout=10).json()
+        if state["status"] in ("done", "failed"):
+            return state
+        time.sleep(0.2)
+    raise AssertionError(f"job {job['id']} not finished in {timeout} s")
+
+
+def test_text_file_job_translates_each_line_and_keeps_the_rest(server):
+    (a, ta), (b, tb), *_ = pairs("en", "de")
+    source = f"{a}\r\n\r\n  {b}\r\n".encode()
+    response = upload(server, "notes.txt", source, fromLang="en", toLang="de")
+    assert response.status_code == 202, response.text
+    job = response.json()
+    assert job["status"] in ("queued", "running", "done") and job["filename"] == "notes.txt"
+    assert job["resultUrl"] == f"/documents/{job['id']}/result"
+    state = finished(server, job)
+    assert state["status"] == "done", state
+    assert state["progress"] == {"done": 2, "total": 2}
+    result = requests.get(f"{server.url}{state['resultUrl']}", timeout=10)
+    assert result.status_code == 200
+    assert result.content == f"{ta}\r\n\r\n  {tb}\r\n".encode()
+    assert 'filename="notes.txt"' in result.headers["content-disposition"]
+    assert result.headers["content-type"].startswith("text/plain")
+
+
+def test_libretranslate_translate_file_docx_keeps_bold_runs(server):
+    (a, ta), (b, tb), (c, tc), *_ = pairs("en", "de")
+    source = documents.docx([[(a + " ", False), (b, True)], [(c, True)]])
+    response = requests.post(
+        f"{server.url}/libretranslate/translate_file",
+        files={"file": ("report.docx", source)},
+        data={"source": "en", "target": "de", "api_key": ""},
+        timeout=120,
+    )
+    assert response.status_code == 200, response.text
+    url = response.json()["translatedFileUrl"]
+    assert url.startswith(server.url) and url.endswith(".report.docx")
+    translated = requests.get(url, timeout=10)
+    assert translated.status_code == 200
+    assert documents.docx_runs(translated.content) == [[(ta + " ", False), (tb, True)], [(tc, True)]]
+    before, after = zipfile.ZipFile(io.BytesIO(source)), zipfile.ZipFile(io.BytesIO(translated.content))
+    assert after.namelist() == before.namelist()
+    assert after.read("word/styles.xml") == before.read("word/styles.xml")
+
+
+def test_libretranslate_translate_file_srt_keeps_numbers_and_timings(server):
+    (a, ta), (b, tb), (c, tc), *_ = pairs("en", "fr")
+    source = documents.srt([a, f"{b}\n{c}".replace("\n", "\r\n")])
+    response = requests.post(
+        f"{server.url}/libretranslate/translate_file",
+        files={"file": ("film.srt", source)},
+        data={"source": "en", "target": "fr"},
+        timeout=120,
+    )
+    assert response.status_code == 200, response.text
+    translated = requests.get(response.json()["translatedFileUrl"], timeout=10).content
+    assert translated == documents.srt([ta, f"{tb}\r\n{tc}"])
+
+
+def test_bad_files_get_a_clear_4xx(server):
+    (a, _), *_ = pairs("en", "de")
+    cases = {
+        ("scan.pdf", b"%PDF-1.7"): (415, "PDF"),
+        ("photo.png", b"\x89PNG"): (415, ".png"),
+        ("broken.docx", b"not a zip"): (400, "zip"),
+        ("locked.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 100): (400, "encrypted"),
+        ("latin1.txt", "café".encode("latin-1")): (400, "UTF-8"),
+    }
+    for (name, data), (status, word) in cases.items():
+        response = upload(server, name, data, fromLang="en", toLang="de")
+        assert response.status_code == status, (name, response.text)
+        assert word in response.json()["error"], (name, response.text)
+    response = upload(server, "a.txt", a.encode(), fromLang="en", toLang="xx")
+    assert response.status_code == 400 and "toLang" in response.text
+    response = requests.post(f"{server.url}/documents", data={"toLang": "de"}, timeout=10)
+    assert response.status_code == 400 and "file: required" in response.text
+    assert requests.get(f"{server.url}/documents/{'0' * 32}", timeout=10).status_code == 404
+
+
+def test_result_is_409_until_done(server):
+    (a, _), *_ = pairs("en", "de")
+    job = upload(server, "one.txt", a.encode(), fromLang="en", toLang="de").json()
+    early = requests.get(f"{server.url}/documents/{job['id']}/result", timeout=10)
+    assert early.status_code in (200, 409)
+    if early.status_code == 409:
+        assert early.json()["status"] in ("queued", "running")
+    assert finished(server, job)["status"] == "done"

@@ -1,0 +1,177 @@
+"""Document translation routes: the native `/documents` jobs and LibreTranslate's
+`translate_file` / `download_file` (translator/documents/ holds the formats and the jobs).
+
+`POST /documents` answers 202 with the job at once; `POST /libretranslate/translate_file` waits
+for the same job and answers the URL of its result, as LibreTranslate does. Both refuse a bad
+file, a format not translated or an unknown language with a 4xx naming the problem, before any
+job exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection
+from typing import Any
+
+from translator.api.disconnect import CallerGone
+from translator.api.libretranslate import CORS, PREFIX, Service, _check_key, error_response, normalize_code
+from translator.contract import limits
+from translator.contract.errors import (
+    ClientClosed,
+    InvalidRequest,
+    TranslationError,
+    UnsupportedLanguage,
+    http_response,
+)
+from translator.documents import jobs
+from translator.documents.formats import read_document
+from translator.documents.model import Document
+from translator.text.langdetect import AUTO
+
+DOCUMENTS_PATH = "/documents"
+TRANSLATE_FILE_PATH = f"{PREFIX}/translate_file"
+DOWNLOAD_PATH = f"{PREFIX}/download_file"
+# A form without a file part is let through to be answered "file: required".
+UPLOAD_TYPES = frozenset({"multipart/form-data", "application/x-www-form-urlencoded"})
+# Tasks of this worker's jobs, kept referenced while they run.
+_RUNNING: dict[str, asyncio.Task[None]] = {}
+
+
+def accepts_upload(path: str) -> bool:
+    """Whether the edge middleware lets a multipart body through to this path."""
+    return path.rstrip("/") == DOCUMENTS_PATH
+
+
+async def _form(request: Any) -> tuple[dict[str, str], Any]:
+    try:
+        form = await request.form(max_part_size=limits.MAX_BODY_BYTES)
+    except Exception as exc:  # malformed multipart: python-multipart's and Starlette's errors
+        raise InvalidRequest(f"the form could not be read ({exc})") from exc
+    fields = {key: value for key, value in form.items() if isinstance(value, str)}
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        raise InvalidRequest("file: required, as a file part of a multipart/form-data body", field="file")
+    return fields, upload
+
+
+def _language(value: str | None, name: str, supported: Collection[str], auto: bool) -> str:
+    if not value:
+        raise InvalidRequest(f"{name}: required", field=name)
+    if auto and value == AUTO:
+        return value
+    code = normalize_code(value, supported)
+    if code is None:
+        raise UnsupportedLanguage(name, value[:20])
+    return code
+
+
+async def _start(upload: Any, source: str, target: str, service: Service) -> dict[str, Any]:
+    filename = upload.filename or "document"
+    data = await upload.read()
+    document: Document = await asyncio.to_thread(read_document, filename, data)
+    jobs.check_size(document)
+    store = jobs.JobStore()
+    state = store.create(filename, source, target, len(document.units))
+    state["contentType"] = document.content_type
+    store.save(state)
+    task = asyncio.create_task(jobs.run(store, state, document, service.handler.translate))
+    _RUNNING[state["id"]] = task
+    task.add_done_callback(lambda _: _RUNNING.pop(state["id"], None))
+    return state
+
+
+def routes(get_service: Callable[[], Service]) -> list[Any]:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    store = jobs.JobStore()
+
+    async def create(request: Request) -> Response:
+        service = get_service()
+        try:
+            fields, upload = await _form(request)
+            languages = service.handler.languages
+            source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
+            target = _language(fields.get("toLang"), "toLang", languages, auto=False)
+            state = await _start(upload, source, target, service)
+        except TranslationError as exc:
+            return http_response(exc)
+        return JSONResponse(jobs.public(state), status_code=202)
+
+    def _found(request: Request) -> dict[str, Any] | None:
+        return store.load(request.path_params["job"])
+
+    async def status(request: Request) -> Response:
+        state = _found(request)
+        if state is None:
+            return JSONResponse({"error": "no such document job (or it expired)", "field": "id"}, status_code=404)
+        return JSONResponse(jobs.public(state))
+
+    def _file(state: dict[str, Any]) -> Response:
+        from starlette.responses import FileResponse
+
+        return FileResponse(
+            store.result_path(state["id"]),
+            media_type=state.get("contentType", "application/octet-stream"),
+            filename=state["filename"],
+        )
+
+    async def result(request: Request) -> Response:
+        state = _found(request)
+        if state is None:
+            return JSONResponse({"error": "no such document job (or it expired)", "field": "id"}, status_code=404)
+        if state["status"] != "done":
+            body = {"error": f"the document is {state['status']}, not done", **jobs.public(state)}
+            return JSONResponse(body, status_code=409)
+        return _file(state)
+
+    async def translate_file(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers=CORS)
+        service = get_service()
+        try:
+            try:
+                fields, upload = await _form(request)
+            except InvalidRequest as exc:
+                raise InvalidRequest(exc.message.replace("file: required", "Invalid request: missing file")) from exc
+            _check_key(dict(fields), request)
+            languages = service.handler.languages
+            source = _language(fields.get("source"), "source", languages, auto=True)
+            target = _language(fields.get("target"), "target", languages, auto=False)
+            state = await _start(upload, source, target, service)
+            await _wait(state["id"], request)
+            final = store.load(state["id"]) or state
+            if final["status"] != "done":
+                raise InvalidRequest(f"the file could not be translated: {final.get('error', final['status'])}")
+        except TranslationError as exc:
+            return error_response(exc)
+        except CallerGone:
+            return error_response(ClientClosed("the client closed the connection"))
+        url = f"{str(request.base_url).rstrip('/')}{DOWNLOAD_PATH}/{state['id']}.{state['filename']}"
+        return JSONResponse({"translatedFileUrl": url}, headers=CORS)
+
+    async def download(request: Request) -> Response:
+        job_id, _, _ = request.path_params["name"].partition(".")
+        state = store.load(job_id)
+        if state is None or state["status"] != "done":
+            return error_response(InvalidRequest("Invalid filename"))
+        return _file(state)
+
+    return [
+        Route(DOCUMENTS_PATH, create, methods=["POST"]),
+        Route(DOCUMENTS_PATH + "/{job}", status, methods=["GET"]),
+        Route(DOCUMENTS_PATH + "/{job}/result", result, methods=["GET"]),
+        Route(TRANSLATE_FILE_PATH, translate_file, methods=["POST", "OPTIONS"]),
+        Route(DOWNLOAD_PATH + "/{name:path}", download, methods=["GET"]),
+    ]
+
+
+async def _wait(job_id: str, request: Any) -> None:
+    """Until the job's task ends; the job is cancelled if the client goes (LibreTranslate's caller
+    waits on the answer: nobody would fetch the result)."""
+    from translator.api.disconnect import unless_disconnected
+
+    task = _RUNNING.get(job_id)
+    if task is not None:
+        await unless_disconnected(request.receive, asyncio.shield(task))

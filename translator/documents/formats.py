@@ -1,0 +1,41 @@
+"""Which reader takes a file, from its name's extension."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from translator.documents import ooxml, plaintext
+from translator.documents.model import Document, UnsupportedDocument
+
+READERS: dict[str, Callable[[bytes], Document]] = {
+    ".txt": plaintext.read_text,
+    ".srt": lambda data: plaintext.read_subtitles(data, webvtt=False),
+    ".vtt": lambda data: plaintext.read_subtitles(data, webvtt=True),
+    ".docx": ooxml.read_docx,
+    ".pptx": ooxml.read_pptx,
+}
+# Named in the refusal, so that a client knows it is the format, not the file.
+NOT_TRANSLATED = {".pdf": "PDF is not translated (out of scope): convert it to .docx or .txt first"}
+
+
+def extension(filename: str) -> str:
+    return os.path.splitext(filename)[1].lower()
+
+
+def supported() -> list[str]:
+    return sorted(READERS)
+
+
+def read_document(filename: str, data: bytes) -> Document:
+    ext = extension(filename)
+    if ext in NOT_TRANSLATED:
+        raise UnsupportedDocument(f"file: {NOT_TRANSLATED[ext]}", field="file")
+    reader = READERS.get(ext)
+    if reader is None:
+        raise UnsupportedDocument(
+            f"file: {ext or 'a file without an extension'} is not a supported format; "
+            f"supported: {', '.join(supported())}",
+            field="file",
+        )
+    return reader(data)

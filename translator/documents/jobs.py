@@ -1,0 +1,197 @@
+"""Document jobs: a file translated in the background, its state on disk for every API worker.
+
+A job's state, source and result live in a folder of `JOBS_DIR` (shared by the API workers of one
+server, which answer `GET /documents/{id}` for jobs another worker runs). The worker that took the
+upload translates it: its units go through the same handler as `POST /translation`, in requests of
+at most `CHUNK_RECORDS` records at bulk priority (`Priority: u=7`), so a document's sentences share
+batches with everyone's and yield to interactive requests. A job whose worker is gone (restarted)
+is reported failed, with a reason, rather than left running for ever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from translator.contract import limits
+from translator.contract.errors import PayloadTooLarge, TranslationError, Unavailable
+from translator.contract.schemas import Payload, Record, TranslationResult
+from translator.documents.model import MAX_UNITS, Document, Unit
+
+JOBS_DIR = Path(os.environ.get("TRANSLATOR_DOCUMENTS_DIR") or Path(tempfile.gettempdir()) / "translator-documents")
+# A job's files are deleted this long after it ended: its result is downloadable until then.
+KEEP_S = 3600.0
+CHUNK_RECORDS = 128
+# Bulk work at the engine's lowest urgency (RFC 9218, translator/api/request_options.py).
+BULK_HEADERS = {"priority": "u=7"}
+# A chunk refused by a busy engine (503) is sent again after its Retry-After, this many times.
+MAX_RETRIES = 60
+# Jobs queued or running on this server at once (the server's, every key's together).
+MAX_ACTIVE_JOBS = 32
+
+Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
+
+
+class JobStore:
+    def __init__(self, root: Path = JOBS_DIR) -> None:
+        self.root = root
+
+    def folder(self, job_id: str) -> Path:
+        # Only ids this module made: 32 hex digits, never a path.
+        if len(job_id) != 32 or not all(c in "0123456789abcdef" for c in job_id):
+            raise KeyError(job_id)
+        return self.root / job_id
+
+    def create(self, filename: str, source: str, target: str, total: int) -> dict[str, Any]:
+        self.sweep()
+        active = sum(1 for state in self.states() if state["status"] in ("queued", "running"))
+        if active >= MAX_ACTIVE_JOBS:
+            raise Unavailable(f"{MAX_ACTIVE_JOBS} documents are being translated; retry later", retry_after_s=30)
+        job_id = uuid.uuid4().hex
+        state = {
+            "id": job_id,
+            "status": "queued",
+            "filename": filename,
+            "fromLang": source,
+            "toLang": target,
+            "progress": {"done": 0, "total": total},
+            "resultUrl": f"/documents/{job_id}/result",
+            "created": time.time(),
+            "pid": os.getpid(),
+        }
+        self.folder(job_id).mkdir(parents=True, exist_ok=True)
+        self.save(state)
+        return state
+
+    def save(self, state: dict[str, Any]) -> None:
+        folder = self.folder(state["id"])
+        temporary = folder / f"state.{os.getpid()}.tmp"
+        temporary.write_text(json.dumps(state))
+        os.replace(temporary, folder / "state.json")
+
+    def load(self, job_id: str) -> dict[str, Any] | None:
+        try:
+            state = json.loads((self.folder(job_id) / "state.json").read_text())
+        except (KeyError, OSError, ValueError):
+            return None
+        if state["status"] in ("queued", "running") and not _alive(state["pid"]):
+            state.update(status="failed", error="the server restarted while translating it; send the file again")
+            state.setdefault("ended", time.time())
+            self.save(state)
+        return dict(state)
+
+    def result_path(self, job_id: str) -> Path:
+        return self.folder(job_id) / "result"
+
+    def states(self) -> list[dict[str, Any]]:
+        if not self.root.is_dir():
+            return []
+        return [s for s in (self.load(p.name) for p in self.root.iterdir()) if s is not None]
+
+    def sweep(self) -> None:
+        now = time.time()
+        for state in self.states():
+            if state.get("ended", now) < now - KEEP_S:
+                shutil.rmtree(self.folder(state["id"]), ignore_errors=True)
+
+
+def public(state: dict[str, Any]) -> dict[str, Any]:
+    """A job's state as the API answers it."""
+    return {k: v for k, v in state.items() if k not in ("pid", "created", "ended", "fromLang", "toLang")}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_size(document: Document) -> None:
+    if len(document.units) > MAX_UNITS:
+        raise PayloadTooLarge("file: text units", MAX_UNITS, len(document.units))
+    for unit in document.units:
+        if len(unit.text) > limits.MAX_CHARS_PER_RECORD:
+            raise PayloadTooLarge("file: characters in one paragraph", limits.MAX_CHARS_PER_RECORD, len(unit.text))
+
+
+def _chunks(units: list[Unit]) -> list[list[int]]:
+    """Indexes of units per request: one format each, within the native API's limits."""
+    out: list[list[int]] = []
+    for fmt in ("text", "html"):
+        current: list[int] = []
+        chars = 0
+        for index, unit in enumerate(units):
+            if unit.fmt != fmt:
+                continue
+            if current and (len(current) >= CHUNK_RECORDS or chars + len(unit.text) > limits.MAX_CHARS_PER_REQUEST):
+                out.append(current)
+                current, chars = [], 0
+            current.append(index)
+            chars += len(unit.text)
+        if current:
+            out.append(current)
+    return out
+
+
+async def _never() -> dict[str, Any]:
+    # Nobody waits on a background job's connection: it never "disconnects".
+    await asyncio.Event().wait()
+    return {}
+
+
+async def run(store: JobStore, state: dict[str, Any], document: Document, translate: Translate) -> None:
+    """Translate the job's document and store its result, or its failure with the reason."""
+    state["status"] = "running"
+    store.save(state)
+    translations: list[str] = [""] * len(document.units)
+    detected: collections.Counter[str] = collections.Counter()
+    try:
+        for chunk in _chunks(document.units):
+            payload = Payload(
+                fromLang=state["fromLang"],
+                toLang=state["toLang"],
+                records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
+                format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
+            )
+            result = await _with_retries(functools.partial(translate, payload, BULK_HEADERS, _never))
+            for index, record in zip(chunk, result.result, strict=True):
+                translations[index] = record.text
+                if record.detected_lang:
+                    detected[record.detected_lang] += len(document.units[index].text)
+            state["progress"]["done"] += len(chunk)
+            store.save(state)
+        data = await asyncio.to_thread(document.write, translations)
+        store.result_path(state["id"]).write_bytes(data)
+        if detected:
+            state["detectedLanguage"] = detected.most_common(1)[0][0]
+        state["status"] = "done"
+    except TranslationError as exc:
+        state.update(status="failed", error=exc.message)
+    except Exception as exc:  # a writer's bug must not leave the job running for ever
+        state.update(status="failed", error=f"the translated file could not be written ({type(exc).__name__})")
+    finally:
+        state["ended"] = time.time()
+        store.save(state)
+
+
+async def _with_retries(call: Callable[[], Awaitable[TranslationResult]]) -> TranslationResult:
+    for _ in range(MAX_RETRIES):
+        try:
+            return await call()
+        except Unavailable as exc:
+            await asyncio.sleep(min(exc.retry_after_s or 1.0, 10.0))
+    return await call()

@@ -1,0 +1,75 @@
+"""Office Open XML: Word (.docx) and PowerPoint (.pptx), read directly from their XML parts.
+
+Only the parts holding text are parsed and rewritten (the body, headers, footers, notes; the
+slides and their notes); every other zip member comes back with the same bytes. python-docx and
+python-pptx were not used: they reach text through their object model and save the whole package
+again, where this needs only the runs (translator/documents/runs.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from translator.documents.archive import Archive
+from translator.documents.model import BadDocument, Document
+from translator.documents.runs import Names, stretches
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+WORD = Names(f"{_W}p", f"{_W}r", f"{_W}rPr", f"{_W}t", frozenset({f"{_W}proofErr"}))
+DRAWING = Names(f"{_A}p", f"{_A}r", f"{_A}rPr", f"{_A}t")
+
+_WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")
+_SLIDE_PARTS = re.compile(r"^ppt/(slides/slide\d+|notesSlides/notesSlide\d+)\.xml$")
+
+DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+PPTX_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+
+
+def parse_xml(data: bytes, name: str) -> Any:
+    from lxml import etree
+
+    # No entities resolved, no network, no huge trees: the file is untrusted input.
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, remove_blank_text=False)
+    try:
+        return etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        raise BadDocument(f"file: part {name!r} is not well-formed XML ({exc})") from exc
+
+
+def serialize_xml(root: Any, original: bytes) -> bytes:
+    from lxml import etree
+
+    # The declaration as Office writes it (lxml would quote it with single quotes).
+    standalone = ' standalone="yes"' if b'standalone="yes"' in original[:200] else ""
+    declaration = f'<?xml version="1.0" encoding="UTF-8"{standalone}?>\r\n'.encode()
+    return declaration + etree.tostring(root, encoding="UTF-8")
+
+
+def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, content_type: str) -> Document:
+    archive = Archive(data, kind)
+    wanted = [name for name in archive.names() if parts.match(name)]
+    if kind == "docx" and "word/document.xml" not in wanted:
+        raise BadDocument("file: this zip has no word/document.xml: it is not a .docx document")
+    if kind == "pptx" and not any(name.startswith("ppt/") for name in archive.names()):
+        raise BadDocument("file: this zip has no ppt/ folder: it is not a .pptx presentation")
+    roots = {name: (parse_xml(archive.read(name), name), archive.read(name)) for name in wanted}
+    found = [(name, stretch) for name, (root, _) in roots.items() for stretch in stretches(root, names)]
+    units = [stretch.unit() for _, stretch in found]
+
+    def write(translations: list[str]) -> bytes:
+        for (_, stretch), unit, translation in zip(found, units, translations, strict=True):
+            stretch.write(translation, unit.fmt)
+        changed = {name: serialize_xml(root, original) for name, (root, original) in roots.items()}
+        return archive.write(changed)
+
+    return Document(units, write, content_type)
+
+
+def read_docx(data: bytes) -> Document:
+    return read_package(data, "docx", _WORD_PARTS, WORD, DOCX_TYPE)
+
+
+def read_pptx(data: bytes) -> Document:
+    return read_package(data, "pptx", _SLIDE_PARTS, DRAWING, PPTX_TYPE)
