@@ -1,7 +1,8 @@
 """The page at /ui in a real headless Chromium (Debian's `chromium` and `chromium-driver`, driven
 by selenium), on the session's real server with the fixture model: typed text translated exactly,
 the detected language shown, alternatives as the API gives them, the server's error messages,
-the whole page by keyboard alone, and a .docx dropped, translated and downloaded.
+the whole page by keyboard alone, a .docx dropped, translated and downloaded with its bold runs,
+and a page asking for an API key when keys are on.
 
 Skipped, saying why, where Chromium or its driver is not installed (`.ci/run` installs them:
 `apt-get install chromium chromium-driver`). `UI_SCREENSHOT=docs/ui.png` saves the README's
@@ -10,7 +11,6 @@ screenshot of the page with a translation on it.
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import time
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from harness import documents
 from harness.corpus import corpus_sentences
 from harness.servers import ROOT
 
@@ -225,43 +226,42 @@ def test_keyboard_alone(browser, server):
 
 
 def test_a_dropped_docx_is_translated_and_downloaded(browser, server, downloads, tmp_path):
-    docx = pytest.importorskip("docx", reason="python-docx is not installed (the file formats' dependency)")
-    probe = requests.get(f"{server.url}/documents/none", timeout=30)
-    if probe.status_code == 404 and "documents" not in probe.text:
-        pytest.skip("this server has no document endpoints (POST /documents)")
-    pairs = sentences("en", "de")[:3]
-    document = docx.Document()
-    for text, _ in pairs:
-        document.add_paragraph(text)
+    (a, ta), (b, tb), (c, tc) = sentences("en", "de")[:3]
     path = tmp_path / "letter.docx"
-    document.save(str(path))
+    path.write_bytes(documents.docx([[(a + " ", False), (b, True)], [(c, False)]]))
 
     open_page(browser, server)
     choose(browser, "source-lang", "en")
     choose(browser, "target-lang", "de")
-    element(browser, "document-file").send_keys(str(path))
+    element(browser, "document-file").send_keys(str(path))  # as a file chosen or dropped
     link = wait(
         browser,
         lambda: element(browser, "document-download").is_displayed() and element(browser, "document-download"),
         "the download link",
     )
-    assert element(browser, "document-progress").get_attribute("value") == element(
-        browser, "document-progress"
-    ).get_attribute("max")
+    progress = element(browser, "document-progress")
+    assert progress.get_attribute("value") == progress.get_attribute("max")
+    assert element(browser, "document-status").text == "letter.docx is translated."
     assert element(browser, "document-error").text == ""
+    assert browser.switch_to.active_element.get_attribute("id") == "document-download"
     before = set(downloads.iterdir())
     link.click()
     deadline = time.monotonic() + WAIT_S
-    while True:
-        fresh = [p for p in set(downloads.iterdir()) - before if not p.name.endswith(".crdownload")]
-        if fresh:
-            break
+    while not (fresh := [p for p in set(downloads.iterdir()) - before if not p.name.endswith(".crdownload")]):
         assert time.monotonic() < deadline, "no file downloaded"
         time.sleep(0.1)
     (downloaded,) = fresh
     assert downloaded.suffix == ".docx"
-    translated = docx.Document(io.BytesIO(downloaded.read_bytes()))
-    assert [p.text for p in translated.paragraphs] == [target for _, target in pairs]
+    assert documents.docx_runs(downloaded.read_bytes()) == [[(ta + " ", False), (tb, True)], [(tc, False)]]
+
+
+def test_a_bad_file_gets_the_servers_reason(browser, server, tmp_path):
+    path = tmp_path / "broken.docx"
+    path.write_bytes(b"not a zip")
+    open_page(browser, server)
+    element(browser, "document-file").send_keys(str(path))
+    assert "zip" in wait(browser, lambda: element(browser, "document-error").text, "the error")
+    assert element(browser, "document-download").is_displayed() is False
 
 
 def test_with_keys_on_the_page_asks_for_one_and_sends_it(browser, fixture_model, tmp_path, monkeypatch):
