@@ -233,6 +233,7 @@ def test_a_dropped_docx_is_translated_and_downloaded(browser, server, downloads,
     open_page(browser, server)
     choose(browser, "source-lang", "en")
     choose(browser, "target-lang", "de")
+    assert ".docx" in element(browser, "document-formats").text
     element(browser, "document-file").send_keys(str(path))  # as a file chosen or dropped
     link = wait(
         browser,

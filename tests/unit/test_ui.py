@@ -75,6 +75,7 @@ def test_settings_name_the_languages_and_say_whether_a_key_is_needed(client):
         "zh": "Chinese",
     }
     assert body["keyRequired"] is False
+    assert ".docx" in body["fileFormats"] and ".txt" in body["fileFormats"]
     assert body["maxChars"] > 0 and body["maxAlternatives"] > 0
 
 

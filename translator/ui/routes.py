@@ -4,7 +4,8 @@
 The page translates through the same public endpoints as any client (`GET /languages`,
 `POST /translation`, the document endpoints), with the user's API key when keys are on: it has no
 privileged path. What the public API does not say, the page learns from `GET /ui/settings`: the
-languages' names, whether a key is needed, and the limits it shows in its controls.
+languages' names, whether a key is needed, the file formats it takes and the limits it shows
+in its controls.
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ def language_names(languages: Collection[str]) -> dict[str, str]:
 
 
 def settings_body(languages: Collection[str]) -> dict[str, Any]:
+    from translator.documents.formats import supported
+
     return {
+        "fileFormats": supported(),
         "names": language_names(languages),
         "keyRequired": keys_required(),
         "maxChars": limits.MAX_CHARS_PER_RECORD,

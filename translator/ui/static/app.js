@@ -79,6 +79,10 @@
       $("source-text").maxLength = settings.maxChars;
       for (let n = 1; n <= settings.maxAlternatives; n += 1) $("alternatives").append(new Option(String(n), String(n)));
       if (settings.keyRequired) $("key-row").hidden = false;
+      if (settings.fileFormats && settings.fileFormats.length) {
+        $("document-file").accept = settings.fileFormats.join(",");
+        $("document-formats").textContent = `Formats: ${settings.fileFormats.join(", ")}.`;
+      }
       $("api-key").value = sessionStorage.getItem("ui.key") || "";
       countChars();
       document.body.dataset.ready = "true";
