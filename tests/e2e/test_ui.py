@@ -103,6 +103,32 @@ def translate_on_page(browser, text: str) -> str:
     return wait(browser, lambda: element(browser, "target-text").text, "a translation on the page")
 
 
+# WCAG's contrast ratio of each visible text's colour on the first opaque background behind it.
+CONTRAST_SCRIPT = """
+const luminance = (rgb) => {
+  const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+const channels = (colour) => colour.match(/[\\d.]+/g).map(Number);
+const background = (node) => {
+  for (; node; node = node.parentElement) {
+    const c = channels(getComputedStyle(node).backgroundColor);
+    if (c.length === 3 || c[3] > 0) return c.slice(0, 3);
+  }
+  return [255, 255, 255];
+};
+const low = [];
+for (const node of document.querySelectorAll("body *")) {
+  const own = [...node.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !node.offsetParent) continue;
+  const [fg, bg] = [luminance(channels(getComputedStyle(node).color).slice(0, 3)), luminance(background(node))];
+  const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+  if (ratio < 4.5) low.push(`${node.tagName}#${node.id}: ${ratio.toFixed(2)}`);
+}
+return low;
+"""
+
+
 def console_errors(browser) -> list[str]:
     return [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
 
@@ -129,6 +155,7 @@ def test_typed_text_is_translated_exactly_with_named_languages(browser, server):
         assert translate_on_page(browser, text) == expected
         assert element(browser, "detected").text == ""  # an explicit source: nothing detected
     assert element(browser, "key-row").is_displayed() is False  # keys are off on this server
+    assert browser.execute_script(CONTRAST_SCRIPT) == []  # every text on show, 4.5:1 or more
     assert console_errors(browser) == []
 
 
