@@ -23,6 +23,8 @@ FORBIDDEN = {
     # Files read into records and written back (#34): run by the API workers' jobs, so never the
     # engine's; the API's routes call them, not the other way round.
     "documents": ("translator.api", "translator.engine"),
+    # The page for people (#34): served by the API workers beside the API it calls.
+    "ui": ("translator.engine",),
 }
 
 

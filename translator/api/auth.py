@@ -82,3 +82,9 @@ def keys_problem() -> str | None:
         logger.error("API keys: %s; every translation request is refused and readiness stays false", exc)
         return str(exc)
     return None
+
+
+def keys_required() -> bool:
+    """Whether translation requests need a key: keys are on, or asked for and misconfigured (then
+    every request is refused, but a client should still be told that a key is expected)."""
+    return keys_problem() is not None or api_keys() is not None

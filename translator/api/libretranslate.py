@@ -21,7 +21,7 @@ import urllib.parse
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple, Protocol
 
-from translator.api.auth import api_keys, bearer_token, keys_problem
+from translator.api.auth import api_keys, bearer_token, keys_problem, keys_required
 from translator.api.disconnect import CallerGone
 from translator.api.handler import RequestHandler
 from translator.api.request_options import deadline_ms_of, priority_of
@@ -92,7 +92,7 @@ def languages_body(languages: Collection[str]) -> list[dict[str, Any]]:
 
 
 def settings_body(languages: Collection[str]) -> dict[str, Any]:
-    keys_on = keys_problem() is not None or api_keys() is not None
+    keys_on = keys_required()
     target = "en" if "en" in languages else min(languages)
     return {
         # Per text, as LibreTranslate means it (clients split their texts by it).

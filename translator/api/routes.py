@@ -36,6 +36,7 @@ def routes_app(
     from starlette.routing import Route
 
     from translator.api import deepl, documents, glossaries, libretranslate
+    from translator.ui import routes as ui
 
     async def languages(_: Request) -> JSONResponse:
         return JSONResponse(languages_body(get_languages(), get_model_codes() if get_model_codes else None))
@@ -50,5 +51,7 @@ def routes_app(
             *documents.routes(get_service),
             *glossaries.routes(get_service),  # #33
             *deepl.routes(get_service),  # #33
+            # The page for people (translator/ui/).
+            *ui.routes(get_languages),
         ]
     )
