@@ -114,3 +114,28 @@ def test_result_is_409_until_done(server):
     if early.status_code == 409:
         assert early.json()["status"] in ("queued", "running")
     assert finished(server, job)["status"] == "done"
+
+
+def test_more_formats_through_the_native_jobs(server):
+    (a, ta), (b, tb), (c, tc), *_ = pairs("en", "fr")
+    page = f"<html><body><h1>{a}</h1><p>{b} <b>{c}</b></p><script>var s = '{a}';</script></body></html>"
+    cases = {
+        "page.html": (page.encode(), page.replace(f">{a}<", f">{ta}<").replace(b, tb).replace(c, tc).encode()),
+        "chapter.odt": (documents.odt([f"{a} <text:span text:style-name='T1'>{b}</text:span>"]), None),
+    }
+    for name, (data, expected) in cases.items():
+        job = upload(server, name, data, fromLang="en", toLang="fr").json()
+        state = finished(server, job)
+        assert state["status"] == "done", state
+        result = requests.get(f"{server.url}{state['resultUrl']}", timeout=10).content
+        if expected is not None:
+            assert result == expected
+        else:
+            content = zipfile.ZipFile(io.BytesIO(result)).read("content.xml").decode()
+            assert f'{ta} <text:span text:style-name="T1">{tb}</text:span>' in content
+
+
+def test_libretranslate_settings_list_the_file_formats(server):
+    settings = requests.get(f"{server.url}/libretranslate/frontend/settings", timeout=10).json()
+    assert settings["filesTranslation"] is True
+    assert {".txt", ".docx", ".srt"} <= set(settings["supportedFilesFormat"])

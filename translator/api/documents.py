@@ -68,7 +68,7 @@ def _language(value: str | None, name: str, supported: Collection[str], auto: bo
 async def _start(upload: Any, source: str, target: str, service: Service) -> dict[str, Any]:
     filename = upload.filename or "document"
     data = await upload.read()
-    document: Document = await asyncio.to_thread(read_document, filename, data)
+    document: Document = await asyncio.to_thread(read_document, filename, data, target)
     jobs.check_size(document)
     store = jobs.JobStore()
     state = store.create(filename, source, target, len(document.units))

@@ -90,6 +90,12 @@ def languages_body(languages: Collection[str]) -> list[dict[str, Any]]:
     return [{"code": code, "name": language_name(code), "targets": [t for t in codes if t != code]} for code in codes]
 
 
+def supported_file_formats() -> list[str]:
+    from translator.documents.formats import supported
+
+    return supported()
+
+
 def settings_body(languages: Collection[str]) -> dict[str, Any]:
     keys_on = keys_problem() is not None or api_keys() is not None
     target = "en" if "en" in languages else min(languages)
@@ -100,8 +106,9 @@ def settings_body(languages: Collection[str]) -> dict[str, Any]:
         "apiKeys": keys_on,
         "keyRequired": keys_on,
         "suggestions": False,
-        "filesTranslation": False,
-        "supportedFilesFormat": [],
+        # Files: translate_file and download_file (translator/api/documents.py).
+        "filesTranslation": True,
+        "supportedFilesFormat": supported_file_formats(),
         "language": {
             "source": {"code": AUTO, "name": "Auto Detect"},
             "target": {"code": target, "name": language_name(target)},

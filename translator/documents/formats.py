@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from translator.documents import ooxml, plaintext
+from translator.documents import i18n, ooxml, packages, plaintext, web
 from translator.documents.model import Document, UnsupportedDocument
 
 READERS: dict[str, Callable[[bytes], Document]] = {
@@ -14,7 +14,20 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".vtt": lambda data: plaintext.read_subtitles(data, webvtt=True),
     ".docx": ooxml.read_docx,
     ".pptx": ooxml.read_pptx,
+    ".html": web.read_html,
+    ".htm": web.read_html,
+    ".md": web.read_markdown,
+    ".po": i18n.read_po,
+    ".pot": i18n.read_po,
+    ".json": i18n.read_json,
+    ".xlsx": packages.read_xlsx,
+    ".odt": lambda data: packages.read_odf(data, "odt"),
+    ".odp": lambda data: packages.read_odf(data, "odp"),
+    ".ods": lambda data: packages.read_odf(data, "ods"),
+    ".epub": packages.read_epub,
 }
+# Readers that need the target language (written into the file).
+TARGETED: dict[str, Callable[[bytes, str], Document]] = {".xlf": i18n.read_xliff, ".xliff": i18n.read_xliff}
 # Named in the refusal, so that a client knows it is the format, not the file.
 NOT_TRANSLATED = {".pdf": "PDF is not translated (out of scope): convert it to .docx or .txt first"}
 
@@ -24,11 +37,13 @@ def extension(filename: str) -> str:
 
 
 def supported() -> list[str]:
-    return sorted(READERS)
+    return sorted([*READERS, *TARGETED])
 
 
-def read_document(filename: str, data: bytes) -> Document:
+def read_document(filename: str, data: bytes, target: str = "") -> Document:
     ext = extension(filename)
+    if ext in TARGETED:
+        return TARGETED[ext](data, target)
     if ext in NOT_TRANSLATED:
         raise UnsupportedDocument(f"file: {NOT_TRANSLATED[ext]}", field="file")
     reader = READERS.get(ext)
