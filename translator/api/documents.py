@@ -168,8 +168,8 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
 
 
 async def _wait(job_id: str, request: Any) -> None:
-    """Until the job's task ends; the job is cancelled if the client goes (LibreTranslate's caller
-    waits on the answer: nobody would fetch the result)."""
+    """Until the job's task ends. A client that goes stops waiting (CallerGone), not the job: its
+    result stays downloadable, as any job's, for jobs.KEEP_S."""
     from translator.api.disconnect import unless_disconnected
 
     task = _RUNNING.get(job_id)

@@ -3,9 +3,9 @@
 A job's state, source and result live in a folder of `JOBS_DIR` (shared by the API workers of one
 server, which answer `GET /documents/{id}` for jobs another worker runs). The worker that took the
 upload translates it: its units go through the same handler as `POST /translation`, in requests of
-at most `CHUNK_RECORDS` records at bulk priority (`Priority: u=7`), so a document's sentences share
-batches with everyone's and yield to interactive requests. A job whose worker is gone (restarted)
-is reported failed, with a reason, rather than left running for ever.
+at most `CHUNK_RECORDS` records (`CHUNKS_IN_FLIGHT` at once) at bulk priority (`Priority: u=7`),
+so a document's sentences share batches with everyone's and yield to interactive requests. A job
+whose worker is gone (restarted) is reported failed, with a reason, rather than left running.
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ from translator.documents.model import MAX_UNITS, Document, Unit
 JOBS_DIR = Path(os.environ.get("TRANSLATOR_DOCUMENTS_DIR") or Path(tempfile.gettempdir()) / "translator-documents")
 # A job's files are deleted this long after it ended: its result is downloadable until then.
 KEEP_S = 3600.0
-CHUNK_RECORDS = 128
+# As m2m-translate sends bulk work (m2m_tools/bulk.py's defaults): small requests, several in
+# flight, so that each stays well inside the latency objective and the batches stay mixed.
+CHUNK_RECORDS = 8
+CHUNKS_IN_FLIGHT = 4
 # Bulk work at the engine's lowest urgency (RFC 9218, translator/api/request_options.py).
 BULK_HEADERS = {"priority": "u=7"}
 # A chunk refused by a busy engine (503) is sent again after its Retry-After, this many times.
@@ -159,21 +162,31 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
     store.save(state)
     translations: list[str] = [""] * len(document.units)
     detected: collections.Counter[str] = collections.Counter()
-    try:
-        for chunk in _chunks(document.units):
-            payload = Payload(
-                fromLang=state["fromLang"],
-                toLang=state["toLang"],
-                records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
-                format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
-            )
+    gate = asyncio.Semaphore(CHUNKS_IN_FLIGHT)
+
+    async def one(chunk: list[int]) -> None:
+        payload = Payload(
+            fromLang=state["fromLang"],
+            toLang=state["toLang"],
+            records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
+            format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
+        )
+        async with gate:
             result = await _with_retries(functools.partial(translate, payload, BULK_HEADERS, _never))
-            for index, record in zip(chunk, result.result, strict=True):
-                translations[index] = record.text
-                if record.detected_lang:
-                    detected[record.detected_lang] += len(document.units[index].text)
-            state["progress"]["done"] += len(chunk)
-            store.save(state)
+        for index, record in zip(chunk, result.result, strict=True):
+            translations[index] = record.text
+            if record.detected_lang:
+                detected[record.detected_lang] += len(document.units[index].text)
+        state["progress"]["done"] += len(chunk)
+        store.save(state)
+
+    try:
+        tasks = [asyncio.ensure_future(one(chunk)) for chunk in _chunks(document.units)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:  # one chunk failed: the others are not needed
+                task.cancel()
         data = await asyncio.to_thread(document.write, translations)
         store.result_path(state["id"]).write_bytes(data)
         if detected:
