@@ -14,7 +14,7 @@ from harness import documents
 from harness.corpus import corpus_sentences
 from translator.contract.errors import PayloadTooLarge
 from translator.documents import model
-from translator.documents.formats import read_document
+from translator.documents.formats import read_document, supported
 from translator.documents.model import BadDocument, UnsupportedDocument
 
 PAIRS = [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == ("en", "fr")]
@@ -184,3 +184,23 @@ def test_bad_files_are_named(monkeypatch):
     monkeypatch.setattr("translator.documents.archive.MAX_ZIP_ENTRIES", 20)
     with pytest.raises(PayloadTooLarge, match="entries"):
         read_document("a.docx", many)
+
+
+@pytest.mark.parametrize("extension", supported())
+def test_garbage_in_every_format_is_a_4xx_or_a_document(extension):
+    import random
+
+    from translator.contract.errors import TranslationError
+    from translator.documents.formats import read_document_safely
+
+    generator = random.Random(extension)
+    samples = [b"", bytes(generator.randrange(256) for _ in range(300)), b"\xff\xfe<", b"PK\x03\x04" + bytes(40)]
+    samples += [documents.package({"word/document.xml": "<x>", "content.xml": "<", "xl/sharedStrings.xml": "<"})]
+    samples += [b"[" * 100_000, b'{"a": ' * 50_000, b"<" * 1000]
+    for data in samples:
+        try:
+            document = read_document_safely(f"a{extension}", data, "fr")
+        except TranslationError as exc:
+            assert 400 <= exc.status < 500 and exc.message.startswith("file")
+        else:
+            document.write([unit.text for unit in document.units])

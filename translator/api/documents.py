@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable, Collection
 from typing import Any
 
+from translator.api.auth import bearer_token
 from translator.api.disconnect import CallerGone
 from translator.api.libretranslate import CORS, PREFIX, Service, _check_key, error_response, normalize_code
 from translator.contract import limits
@@ -24,7 +25,7 @@ from translator.contract.errors import (
     http_response,
 )
 from translator.documents import jobs
-from translator.documents.formats import read_document
+from translator.documents.formats import read_document_safely
 from translator.documents.model import Document
 from translator.text.langdetect import AUTO
 
@@ -65,13 +66,13 @@ def _language(value: str | None, name: str, supported: Collection[str], auto: bo
     return code
 
 
-async def _start(upload: Any, source: str, target: str, service: Service) -> dict[str, Any]:
+async def _start(upload: Any, source: str, target: str, service: Service, key: bytes | None) -> dict[str, Any]:
     filename = upload.filename or "document"
     data = await upload.read()
-    document: Document = await asyncio.to_thread(read_document, filename, data, target)
+    document: Document = await asyncio.to_thread(read_document_safely, filename, data, target)
     jobs.check_size(document)
     store = jobs.JobStore()
-    state = store.create(filename, source, target, len(document.units))
+    state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state["contentType"] = document.content_type
     store.save(state)
     task = asyncio.create_task(jobs.run(store, state, document, service.handler.translate))
@@ -94,7 +95,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             languages = service.handler.languages
             source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)
-            state = await _start(upload, source, target, service)
+            state = await _start(upload, source, target, service, bearer_token(request.scope["headers"]))
         except TranslationError as exc:
             return http_response(exc)
         return JSONResponse(jobs.public(state), status_code=202)
@@ -139,7 +140,9 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             languages = service.handler.languages
             source = _language(fields.get("source"), "source", languages, auto=True)
             target = _language(fields.get("target"), "target", languages, auto=False)
-            state = await _start(upload, source, target, service)
+            offered = fields.get("api_key")
+            key = offered.encode("utf-8") if offered else bearer_token(request.scope["headers"])
+            state = await _start(upload, source, target, service, key)
             await _wait(state["id"], request)
             final = store.load(state["id"]) or state
             if final["status"] != "done":

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from translator.contract.errors import TranslationError
 from translator.documents import i18n, ooxml, packages, plaintext, web
-from translator.documents.model import Document, UnsupportedDocument
+from translator.documents.model import BadDocument, Document, UnsupportedDocument
 
 READERS: dict[str, Callable[[bytes], Document]] = {
     ".txt": plaintext.read_text,
@@ -54,3 +55,18 @@ def read_document(filename: str, data: bytes, target: str = "") -> Document:
             field="file",
         )
     return reader(data)
+
+
+def read_document_safely(filename: str, data: bytes, target: str = "") -> Document:
+    """`read_document`, with any other failure of a parser on a malformed file a 400 naming the
+    format: a file is untrusted input, and no file may get a 500."""
+    try:
+        return read_document(filename, data, target)
+    except TranslationError:
+        raise
+    except RecursionError as exc:
+        raise BadDocument(f"file: this {extension(filename)} file is nested too deeply to read") from exc
+    except Exception as exc:
+        raise BadDocument(
+            f"file: this {extension(filename)} file cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from exc

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -39,10 +40,24 @@ CHUNKS_IN_FLIGHT = 4
 BULK_HEADERS = {"priority": "u=7"}
 # A chunk refused by a busy engine (503) is sent again after its Retry-After, this many times.
 MAX_RETRIES = 60
-# Jobs queued or running on this server at once (the server's, every key's together).
+# Jobs queued or running on this server at once (every key's together), and of one API key (or,
+# with keys off, of everyone together as one).
 MAX_ACTIVE_JOBS = 32
+MAX_JOBS_PER_KEY = 4
 
 Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
+
+
+class JobsPerKey(TranslationError):
+    status = 429
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": "30"}
+
+
+def owner_of(token: bytes | None) -> str:
+    """Who a job counts against: a digest of its API key (the key itself is never stored)."""
+    return hashlib.sha256(token).hexdigest()[:32] if token else ""
 
 
 class JobStore:
@@ -55,11 +70,14 @@ class JobStore:
             raise KeyError(job_id)
         return self.root / job_id
 
-    def create(self, filename: str, source: str, target: str, total: int) -> dict[str, Any]:
+    def create(self, filename: str, source: str, target: str, total: int, owner: str = "") -> dict[str, Any]:
+        """`owner`: a digest of the API key, never the key."""
         self.sweep()
-        active = sum(1 for state in self.states() if state["status"] in ("queued", "running"))
-        if active >= MAX_ACTIVE_JOBS:
+        active = [state for state in self.states() if state["status"] in ("queued", "running")]
+        if len(active) >= MAX_ACTIVE_JOBS:
             raise Unavailable(f"{MAX_ACTIVE_JOBS} documents are being translated; retry later", retry_after_s=30)
+        if sum(1 for state in active if state.get("owner") == owner) >= MAX_JOBS_PER_KEY:
+            raise JobsPerKey(f"at most {MAX_JOBS_PER_KEY} documents of one API key are translated at once; retry later")
         job_id = uuid.uuid4().hex
         state = {
             "id": job_id,
@@ -71,6 +89,7 @@ class JobStore:
             "resultUrl": f"/documents/{job_id}/result",
             "created": time.time(),
             "pid": os.getpid(),
+            "owner": owner,
         }
         self.folder(job_id).mkdir(parents=True, exist_ok=True)
         self.save(state)
@@ -110,7 +129,8 @@ class JobStore:
 
 def public(state: dict[str, Any]) -> dict[str, Any]:
     """A job's state as the API answers it."""
-    return {k: v for k, v in state.items() if k not in ("pid", "created", "ended", "fromLang", "toLang")}
+    hidden = ("pid", "created", "ended", "fromLang", "toLang", "owner", "contentType")
+    return {k: v for k, v in state.items() if k not in hidden}
 
 
 def _alive(pid: int) -> bool:
