@@ -74,11 +74,16 @@ async def _start(upload: Any, source: str, target: str, service: Service, key: b
     store = jobs.JobStore()
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state["contentType"] = document.content_type
+    store.save_source(state["id"], data)  # a restarted worker's job resumes from it
     store.save(state)
-    task = asyncio.create_task(jobs.run(store, state, document, service.handler.translate))
-    _RUNNING[state["id"]] = task
-    task.add_done_callback(lambda _: _RUNNING.pop(state["id"], None))
+    _launch(state["id"], jobs.run(store, state, document, service.handler.translate))
     return state
+
+
+def _launch(job_id: str, work: Any) -> None:
+    task = asyncio.create_task(work)
+    _RUNNING[job_id] = task
+    task.add_done_callback(lambda _: _RUNNING.pop(job_id, None))
 
 
 def routes(get_service: Callable[[], Service]) -> list[Any]:
@@ -101,7 +106,13 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         return JSONResponse(jobs.public(state), status_code=202)
 
     def _found(request: Request) -> dict[str, Any] | None:
-        return store.load(request.path_params["job"])
+        state = store.load(request.path_params["job"])
+        if state is not None and state.get("orphaned"):
+            # Its worker restarted: this one resumes it where it stopped.
+            state, work = jobs.adopt(store, state, read_document_safely, get_service().handler.translate)
+            if work is not None:
+                _launch(state["id"], work)
+        return state
 
     async def status(request: Request) -> Response:
         state = _found(request)
