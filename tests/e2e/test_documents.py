@@ -139,3 +139,38 @@ def test_libretranslate_settings_list_the_file_formats(server):
     settings = requests.get(f"{server.url}/libretranslate/frontend/settings", timeout=10).json()
     assert settings["filesTranslation"] is True
     assert {".txt", ".docx", ".srt"} <= set(settings["supportedFilesFormat"])
+
+
+def test_a_python_docx_document_through_translate_file(server):
+    # Built and read back by python-docx, as users' tools make and check them: its template's
+    # styles, settings, theme and section properties, a heading, a table cell and a header.
+    import docx
+
+    (a, ta), (b, tb), (c, tc), *_ = pairs("en", "fr")
+    document = docx.Document()
+    document.add_heading(a, level=1)
+    paragraph = document.add_paragraph(b + " ")
+    paragraph.add_run(c).bold = True
+    document.add_table(rows=1, cols=1).cell(0, 0).text = a
+    document.sections[0].header.paragraphs[0].text = b
+    source = io.BytesIO()
+    document.save(source)
+    response = requests.post(
+        f"{server.url}/libretranslate/translate_file",
+        files={"file": ("memo.docx", source.getvalue())},
+        data={"source": "en", "target": "fr"},
+        timeout=120,
+    )
+    assert response.status_code == 200, response.text
+    translated = requests.get(response.json()["translatedFileUrl"], timeout=10).content
+    result = docx.Document(io.BytesIO(translated))
+    heading, body = result.paragraphs[0], result.paragraphs[1]
+    assert heading.text == ta and heading.style.name == "Heading 1"
+    assert [(run.text, bool(run.bold)) for run in body.runs] == [(tb + " ", False), (tc, True)]
+    assert result.tables[0].cell(0, 0).text == ta
+    assert result.sections[0].header.paragraphs[0].text == tb
+    before, after = zipfile.ZipFile(source), zipfile.ZipFile(io.BytesIO(translated))
+    assert after.namelist() == before.namelist()
+    for name in before.namelist():
+        if name not in ("word/document.xml", "word/header1.xml"):
+            assert after.read(name) == before.read(name), name
