@@ -204,3 +204,21 @@ def test_garbage_in_every_format_is_a_4xx_or_a_document(extension):
             assert 400 <= exc.status < 500 and exc.message.startswith("file")
         else:
             document.write([unit.text for unit in document.units])
+
+
+def test_docx_hyperlink_is_rebuilt_around_its_words():
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    r = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    body = (
+        f'<w:p><w:r><w:t xml:space="preserve">{A} </w:t></w:r>'
+        f'<w:hyperlink r:id="rId9"><w:r><w:rPr><w:rStyle w:val="Hyperlink"/></w:rPr><w:t>{B}</w:t></w:r></w:hyperlink>'
+        "</w:p>"
+    )
+    declaration = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+    xml = f"{declaration}<w:document {w} {r}><w:body>{body}</w:body></w:document>"
+    out = members(translate("a.docx", documents.package({"word/document.xml": xml})))["word/document.xml"].decode()
+    assert f'<w:t xml:space="preserve">{TA} </w:t>' in out
+    assert (
+        f'<w:hyperlink r:id="rId9"><w:r><w:rPr><w:rStyle w:val="Hyperlink"/></w:rPr><w:t>{TB}</w:t></w:r></w:hyperlink>'
+        in out
+    )
