@@ -35,6 +35,15 @@ def test_jobs_per_key_and_per_server(tmp_path, monkeypatch):
         store.create("c.txt", "en", "fr", 1, jobs.owner_of(b"carol-key"))
 
 
+def test_stored_bytes_are_bounded(tmp_path, monkeypatch):
+    store = jobs.JobStore(tmp_path)
+    state = store.create("a.txt", "en", "fr", 1)
+    store.save_source(state["id"], b"x" * 5000)
+    monkeypatch.setattr(jobs, "MAX_STORED_BYTES", 4000)
+    with pytest.raises(Unavailable, match="storage"):
+        store.create("b.txt", "en", "fr", 1)
+
+
 def _dead_pid() -> int:
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     return int(gone.stdout)

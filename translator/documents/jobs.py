@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection
@@ -30,7 +29,12 @@ from translator.contract.errors import PayloadTooLarge, TranslationError, Unavai
 from translator.contract.schemas import Payload, Record, TranslationResult
 from translator.documents.model import MAX_UNITS, Document, Unit
 
-JOBS_DIR = Path(os.environ.get("TRANSLATOR_DOCUMENTS_DIR") or Path(tempfile.gettempdir()) / "translator-documents")
+# In the server's BentoML home by default: one folder per server, which its API workers share and
+# no other server on the machine counts or adopts jobs from (a test's servers each have a home).
+JOBS_DIR = Path(
+    os.environ.get("TRANSLATOR_DOCUMENTS_DIR")
+    or Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / "documents"
+)
 # A job's files are deleted this long after it ended: its result is downloadable until then.
 KEEP_S = 3600.0
 # As m2m-translate sends bulk work (m2m_tools/bulk.py's defaults): small requests, several in
@@ -44,6 +48,9 @@ MAX_RETRIES = 60
 # Jobs queued or running on this server at once (every key's together), and of one API key.
 MAX_ACTIVE_JOBS = 32
 MAX_JOBS_PER_KEY = 4
+# Bytes the folder may hold (sources, results of the last KEEP_S): past it new uploads wait (503).
+# The deployment's BENTOML_HOME is an emptyDir of 256 MiB, which the pod must not outgrow.
+MAX_STORED_BYTES = 128 * 1024 * 1024
 
 Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
 
@@ -74,6 +81,11 @@ class JobStore:
         """`owner`: a digest of the API key, never the key."""
         self.sweep()
         active = [state for state in self.states() if state["status"] in ("queued", "running")]
+        stored = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file()) if self.root.is_dir() else 0
+        if stored > MAX_STORED_BYTES:
+            raise Unavailable(
+                "the documents kept for download fill this server's storage; retry later", retry_after_s=60
+            )
         if len(active) >= MAX_ACTIVE_JOBS:
             raise Unavailable(f"{MAX_ACTIVE_JOBS} documents are being translated; retry later", retry_after_s=30)
         # Keys off (no owner): the server's bound only, everyone being one "key".
