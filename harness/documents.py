@@ -67,3 +67,60 @@ def srt(cues: list[str], newline: str = "\r\n") -> bytes:
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def package(members: dict[str, str]) -> bytes:
+    """A zip of these members, in this order (deflated)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
+def pptx(paragraphs: list[list[tuple[str, bool]]]) -> bytes:
+    a = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+    p = 'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"'
+    body = "".join(
+        "<a:p>"
+        + "".join(
+            f'<a:r><a:rPr lang="en-US"{" b=" + chr(34) + "1" + chr(34) if bold else ""}/><a:t>{_escape(t)}</a:t></a:r>'
+            for t, bold in runs
+        )
+        + "</a:p>"
+        for runs in paragraphs
+    )
+    tree = f"<p:cSld><p:spTree><p:sp><p:txBody>{body}</p:txBody></p:sp></p:spTree></p:cSld>"
+    slide = f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n<p:sld {a} {p}>{tree}</p:sld>'
+    return package({"[Content_Types].xml": "<Types/>", "ppt/presentation.xml": "<p/>", "ppt/slides/slide1.xml": slide})
+
+
+def odt(paragraphs: list[str]) -> bytes:
+    """An .odt whose paragraphs are given as ODF XML content (spans allowed)."""
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+    )
+    body = "".join(f"<text:p>{p}</text:p>" for p in paragraphs)
+    inner = f"<office:body><office:text>{body}</office:text></office:body>"
+    content = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\r\n<office:document-content {ns}>{inner}</office:document-content>'
+    )
+    return package({"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": content, "meta.xml": "<m/>"})
+
+
+def xlsx(strings: list[str]) -> bytes:
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    shared = "".join(f"<si><t>{_escape(s)}</t></si>" for s in strings)
+    xml = f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n<sst {ns} count="{len(strings)}">{shared}</sst>'
+    return package({"[Content_Types].xml": "<Types/>", "xl/workbook.xml": "<w/>", "xl/sharedStrings.xml": xml})
+
+
+def epub(chapters: list[str]) -> bytes:
+    members = {"mimetype": "application/epub+zip", "META-INF/container.xml": "<container/>"}
+    for number, body in enumerate(chapters, 1):
+        members[f"OEBPS/ch{number}.xhtml"] = (
+            '<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+            f"<title>{number}</title></head><body>{body}</body></html>"
+        )
+    return package(members)

@@ -67,6 +67,23 @@ def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp
         assert requests.get(f"{srv.url}/deepl/v2/glossaries", timeout=30).status_code == 403
         settings = requests.get(f"{srv.url}/libretranslate/frontend/settings", timeout=30).json()
         assert settings["keyRequired"] is True
+        # Files: the native upload takes the key as every POST; translate_file in the form (#34).
+        files = {"file": ("a.txt", body["q"].encode())}
+        langs = {"fromLang": "en", "toLang": "ja"}
+        assert requests.post(f"{srv.url}/documents", files=files, data=langs, timeout=60).status_code == 401
+        job = requests.post(
+            f"{srv.url}/documents", files=files, data=langs, headers={"Authorization": f"Bearer {KEY}"}, timeout=60
+        )
+        assert job.status_code == 202, job.text
+        upload = f"{srv.url}/libretranslate/translate_file"
+        form = {"source": "en", "target": "ja"}
+        for refused_form in (form, {**form, "api_key": WRONG}):
+            response = requests.post(upload, files=files, data=refused_form, timeout=60)
+            assert (response.status_code, response.json()) == (403, {"error": "Invalid API key"})
+        done = requests.post(upload, files=files, data={**form, "api_key": KEY}, timeout=60)
+        assert done.status_code == 200, done.text
+        translated = requests.get(done.json()["translatedFileUrl"], timeout=30)
+        assert translated.content.decode() == expected["translatedText"]
         # Kubernetes' probes, Prometheus and the language lists need no key.
         for path in ("/livez", "/readyz", "/metrics", "/languages", "/libretranslate/languages"):
             assert requests.get(srv.url + path, timeout=30).status_code == 200, path

@@ -114,3 +114,63 @@ def test_result_is_409_until_done(server):
     if early.status_code == 409:
         assert early.json()["status"] in ("queued", "running")
     assert finished(server, job)["status"] == "done"
+
+
+def test_more_formats_through_the_native_jobs(server):
+    (a, ta), (b, tb), (c, tc), *_ = pairs("en", "fr")
+    page = f"<html><body><h1>{a}</h1><p>{b} <b>{c}</b></p><script>var s = '{a}';</script></body></html>"
+    cases = {
+        "page.html": (page.encode(), page.replace(f">{a}<", f">{ta}<").replace(b, tb).replace(c, tc).encode()),
+        "chapter.odt": (documents.odt([f"{a} <text:span text:style-name='T1'>{b}</text:span>"]), None),
+    }
+    for name, (data, expected) in cases.items():
+        job = upload(server, name, data, fromLang="en", toLang="fr").json()
+        state = finished(server, job)
+        assert state["status"] == "done", state
+        result = requests.get(f"{server.url}{state['resultUrl']}", timeout=10).content
+        if expected is not None:
+            assert result == expected
+        else:
+            content = zipfile.ZipFile(io.BytesIO(result)).read("content.xml").decode()
+            assert f'{ta} <text:span text:style-name="T1">{tb}</text:span>' in content
+
+
+def test_libretranslate_settings_list_the_file_formats(server):
+    settings = requests.get(f"{server.url}/libretranslate/frontend/settings", timeout=10).json()
+    assert settings["filesTranslation"] is True
+    assert {".txt", ".docx", ".srt"} <= set(settings["supportedFilesFormat"])
+
+
+def test_a_python_docx_document_through_translate_file(server):
+    # Built and read back by python-docx, as users' tools make and check them: its template's
+    # styles, settings, theme and section properties, a heading, a table cell and a header.
+    import docx
+
+    (a, ta), (b, tb), (c, tc), *_ = pairs("en", "fr")
+    document = docx.Document()
+    document.add_heading(a, level=1)
+    paragraph = document.add_paragraph(b + " ")
+    paragraph.add_run(c).bold = True
+    document.add_table(rows=1, cols=1).cell(0, 0).text = a
+    document.sections[0].header.paragraphs[0].text = b
+    source = io.BytesIO()
+    document.save(source)
+    response = requests.post(
+        f"{server.url}/libretranslate/translate_file",
+        files={"file": ("memo.docx", source.getvalue())},
+        data={"source": "en", "target": "fr"},
+        timeout=120,
+    )
+    assert response.status_code == 200, response.text
+    translated = requests.get(response.json()["translatedFileUrl"], timeout=10).content
+    result = docx.Document(io.BytesIO(translated))
+    heading, body = result.paragraphs[0], result.paragraphs[1]
+    assert heading.text == ta and heading.style.name == "Heading 1"
+    assert [(run.text, bool(run.bold)) for run in body.runs] == [(tb + " ", False), (tc, True)]
+    assert result.tables[0].cell(0, 0).text == ta
+    assert result.sections[0].header.paragraphs[0].text == tb
+    before, after = zipfile.ZipFile(source), zipfile.ZipFile(io.BytesIO(translated))
+    assert after.namelist() == before.namelist()
+    for name in before.namelist():
+        if name not in ("word/document.xml", "word/header1.xml"):
+            assert after.read(name) == before.read(name), name

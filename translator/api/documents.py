@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable, Collection
 from typing import Any
 
+from translator.api.auth import bearer_token
 from translator.api.disconnect import CallerGone
 from translator.api.libretranslate import CORS, PREFIX, Service, _check_key, error_response, normalize_code
 from translator.contract import limits
@@ -24,7 +25,7 @@ from translator.contract.errors import (
     http_response,
 )
 from translator.documents import jobs
-from translator.documents.formats import read_document
+from translator.documents.formats import read_document_safely
 from translator.documents.model import Document
 from translator.text.langdetect import AUTO
 
@@ -65,19 +66,24 @@ def _language(value: str | None, name: str, supported: Collection[str], auto: bo
     return code
 
 
-async def _start(upload: Any, source: str, target: str, service: Service) -> dict[str, Any]:
+async def _start(upload: Any, source: str, target: str, service: Service, key: bytes | None) -> dict[str, Any]:
     filename = upload.filename or "document"
     data = await upload.read()
-    document: Document = await asyncio.to_thread(read_document, filename, data)
+    document: Document = await asyncio.to_thread(read_document_safely, filename, data, target)
     jobs.check_size(document)
     store = jobs.JobStore()
-    state = store.create(filename, source, target, len(document.units))
+    state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state["contentType"] = document.content_type
+    store.save_source(state["id"], data)  # a restarted worker's job resumes from it
     store.save(state)
-    task = asyncio.create_task(jobs.run(store, state, document, service.handler.translate))
-    _RUNNING[state["id"]] = task
-    task.add_done_callback(lambda _: _RUNNING.pop(state["id"], None))
+    _launch(state["id"], jobs.run(store, state, document, service.handler.translate))
     return state
+
+
+def _launch(job_id: str, work: Any) -> None:
+    task = asyncio.create_task(work)
+    _RUNNING[job_id] = task
+    task.add_done_callback(lambda _: _RUNNING.pop(job_id, None))
 
 
 def routes(get_service: Callable[[], Service]) -> list[Any]:
@@ -94,13 +100,19 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             languages = service.handler.languages
             source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)
-            state = await _start(upload, source, target, service)
+            state = await _start(upload, source, target, service, bearer_token(request.scope["headers"]))
         except TranslationError as exc:
             return http_response(exc)
         return JSONResponse(jobs.public(state), status_code=202)
 
     def _found(request: Request) -> dict[str, Any] | None:
-        return store.load(request.path_params["job"])
+        state = store.load(request.path_params["job"])
+        if state is not None and state.get("orphaned"):
+            # Its worker restarted: this one resumes it where it stopped.
+            state, work = jobs.adopt(store, state, read_document_safely, get_service().handler.translate)
+            if work is not None:
+                _launch(state["id"], work)
+        return state
 
     async def status(request: Request) -> Response:
         state = _found(request)
@@ -139,7 +151,9 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             languages = service.handler.languages
             source = _language(fields.get("source"), "source", languages, auto=True)
             target = _language(fields.get("target"), "target", languages, auto=False)
-            state = await _start(upload, source, target, service)
+            offered = fields.get("api_key")
+            key = offered.encode("utf-8") if offered else bearer_token(request.scope["headers"])
+            state = await _start(upload, source, target, service, key)
             await _wait(state["id"], request)
             final = store.load(state["id"]) or state
             if final["status"] != "done":
@@ -168,8 +182,8 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
 
 
 async def _wait(job_id: str, request: Any) -> None:
-    """Until the job's task ends; the job is cancelled if the client goes (LibreTranslate's caller
-    waits on the answer: nobody would fetch the result)."""
+    """Until the job's task ends. A client that goes stops waiting (CallerGone), not the job: its
+    result stays downloadable, as any job's, for jobs.KEEP_S."""
     from translator.api.disconnect import unless_disconnected
 
     task = _RUNNING.get(job_id)

@@ -91,6 +91,12 @@ def languages_body(languages: Collection[str]) -> list[dict[str, Any]]:
     return [{"code": code, "name": language_name(code), "targets": [t for t in codes if t != code]} for code in codes]
 
 
+def supported_file_formats() -> list[str]:
+    from translator.documents.formats import supported
+
+    return supported()
+
+
 def settings_body(languages: Collection[str]) -> dict[str, Any]:
     keys_on = keys_required()
     target = "en" if "en" in languages else min(languages)
@@ -101,8 +107,9 @@ def settings_body(languages: Collection[str]) -> dict[str, Any]:
         "apiKeys": keys_on,
         "keyRequired": keys_on,
         "suggestions": False,
-        "filesTranslation": False,
-        "supportedFilesFormat": [],
+        # Files: translate_file and download_file (translator/api/documents.py).
+        "filesTranslation": True,
+        "supportedFilesFormat": supported_file_formats(),
         "language": {
             "source": {"code": AUTO, "name": "Auto Detect"},
             "target": {"code": target, "name": language_name(target)},

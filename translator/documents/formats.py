@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from translator.documents import ooxml, plaintext
-from translator.documents.model import Document, UnsupportedDocument
+from translator.contract.errors import TranslationError
+from translator.documents import i18n, ooxml, packages, plaintext, web
+from translator.documents.model import BadDocument, Document, UnsupportedDocument
 
 READERS: dict[str, Callable[[bytes], Document]] = {
     ".txt": plaintext.read_text,
@@ -14,7 +15,20 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".vtt": lambda data: plaintext.read_subtitles(data, webvtt=True),
     ".docx": ooxml.read_docx,
     ".pptx": ooxml.read_pptx,
+    ".html": web.read_html,
+    ".htm": web.read_html,
+    ".md": web.read_markdown,
+    ".po": i18n.read_po,
+    ".pot": i18n.read_po,
+    ".json": i18n.read_json,
+    ".xlsx": packages.read_xlsx,
+    ".odt": lambda data: packages.read_odf(data, "odt"),
+    ".odp": lambda data: packages.read_odf(data, "odp"),
+    ".ods": lambda data: packages.read_odf(data, "ods"),
+    ".epub": packages.read_epub,
 }
+# Readers that need the target language (written into the file).
+TARGETED: dict[str, Callable[[bytes, str], Document]] = {".xlf": i18n.read_xliff, ".xliff": i18n.read_xliff}
 # Named in the refusal, so that a client knows it is the format, not the file.
 NOT_TRANSLATED = {".pdf": "PDF is not translated (out of scope): convert it to .docx or .txt first"}
 
@@ -24,11 +38,13 @@ def extension(filename: str) -> str:
 
 
 def supported() -> list[str]:
-    return sorted(READERS)
+    return sorted([*READERS, *TARGETED])
 
 
-def read_document(filename: str, data: bytes) -> Document:
+def read_document(filename: str, data: bytes, target: str = "") -> Document:
     ext = extension(filename)
+    if ext in TARGETED:
+        return TARGETED[ext](data, target)
     if ext in NOT_TRANSLATED:
         raise UnsupportedDocument(f"file: {NOT_TRANSLATED[ext]}", field="file")
     reader = READERS.get(ext)
@@ -39,3 +55,18 @@ def read_document(filename: str, data: bytes) -> Document:
             field="file",
         )
     return reader(data)
+
+
+def read_document_safely(filename: str, data: bytes, target: str = "") -> Document:
+    """`read_document`, with any other failure of a parser on a malformed file a 400 naming the
+    format: a file is untrusted input, and no file may get a 500."""
+    try:
+        return read_document(filename, data, target)
+    except TranslationError:
+        raise
+    except RecursionError as exc:
+        raise BadDocument(f"file: this {extension(filename)} file is nested too deeply to read") from exc
+    except Exception as exc:
+        raise BadDocument(
+            f"file: this {extension(filename)} file cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from exc

@@ -3,9 +3,10 @@
 A job's state, source and result live in a folder of `JOBS_DIR` (shared by the API workers of one
 server, which answer `GET /documents/{id}` for jobs another worker runs). The worker that took the
 upload translates it: its units go through the same handler as `POST /translation`, in requests of
-at most `CHUNK_RECORDS` records at bulk priority (`Priority: u=7`), so a document's sentences share
-batches with everyone's and yield to interactive requests. A job whose worker is gone (restarted)
-is reported failed, with a reason, rather than left running for ever.
+at most `CHUNK_RECORDS` records (`CHUNKS_IN_FLIGHT` at once) at bulk priority (`Priority: u=7`),
+so a document's sentences share batches with everyone's and yield to interactive requests. A job
+whose worker is gone (restarted) is resumed by the next worker asked about it, from the units
+already translated (`done.jsonl`); one that cannot be (its source gone) reads failed, with why.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +29,42 @@ from translator.contract.errors import PayloadTooLarge, TranslationError, Unavai
 from translator.contract.schemas import Payload, Record, TranslationResult
 from translator.documents.model import MAX_UNITS, Document, Unit
 
-JOBS_DIR = Path(os.environ.get("TRANSLATOR_DOCUMENTS_DIR") or Path(tempfile.gettempdir()) / "translator-documents")
+# In the server's BentoML home by default: one folder per server, which its API workers share and
+# no other server on the machine counts or adopts jobs from (a test's servers each have a home).
+JOBS_DIR = Path(
+    os.environ.get("TRANSLATOR_DOCUMENTS_DIR")
+    or Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / "documents"
+)
 # A job's files are deleted this long after it ended: its result is downloadable until then.
 KEEP_S = 3600.0
-CHUNK_RECORDS = 128
+# As m2m-translate sends bulk work (m2m_tools/bulk.py's defaults): small requests, several in
+# flight, so that each stays well inside the latency objective and the batches stay mixed.
+CHUNK_RECORDS = 8
+CHUNKS_IN_FLIGHT = 4
 # Bulk work at the engine's lowest urgency (RFC 9218, translator/api/request_options.py).
 BULK_HEADERS = {"priority": "u=7"}
 # A chunk refused by a busy engine (503) is sent again after its Retry-After, this many times.
 MAX_RETRIES = 60
-# Jobs queued or running on this server at once (the server's, every key's together).
+# Jobs queued or running on this server at once (every key's together), and of one API key.
 MAX_ACTIVE_JOBS = 32
+MAX_JOBS_PER_KEY = 4
+# Bytes the folder may hold (sources, results of the last KEEP_S): past it new uploads wait (503).
+# The deployment's BENTOML_HOME is an emptyDir of 256 MiB, which the pod must not outgrow.
+MAX_STORED_BYTES = 128 * 1024 * 1024
 
 Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
+
+
+class JobsPerKey(TranslationError):
+    status = 429
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": "30"}
+
+
+def owner_of(token: bytes | None) -> str:
+    """Who a job counts against: a digest of its API key (the key itself is never stored)."""
+    return hashlib.sha256(token).hexdigest()[:32] if token else ""
 
 
 class JobStore:
@@ -52,11 +77,20 @@ class JobStore:
             raise KeyError(job_id)
         return self.root / job_id
 
-    def create(self, filename: str, source: str, target: str, total: int) -> dict[str, Any]:
+    def create(self, filename: str, source: str, target: str, total: int, owner: str = "") -> dict[str, Any]:
+        """`owner`: a digest of the API key, never the key."""
         self.sweep()
-        active = sum(1 for state in self.states() if state["status"] in ("queued", "running"))
-        if active >= MAX_ACTIVE_JOBS:
+        active = [state for state in self.states() if state["status"] in ("queued", "running")]
+        stored = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file()) if self.root.is_dir() else 0
+        if stored > MAX_STORED_BYTES:
+            raise Unavailable(
+                "the documents kept for download fill this server's storage; retry later", retry_after_s=60
+            )
+        if len(active) >= MAX_ACTIVE_JOBS:
             raise Unavailable(f"{MAX_ACTIVE_JOBS} documents are being translated; retry later", retry_after_s=30)
+        # Keys off (no owner): the server's bound only, everyone being one "key".
+        if owner and sum(1 for state in active if state.get("owner") == owner) >= MAX_JOBS_PER_KEY:
+            raise JobsPerKey(f"at most {MAX_JOBS_PER_KEY} documents of one API key are translated at once; retry later")
         job_id = uuid.uuid4().hex
         state = {
             "id": job_id,
@@ -68,6 +102,7 @@ class JobStore:
             "resultUrl": f"/documents/{job_id}/result",
             "created": time.time(),
             "pid": os.getpid(),
+            "owner": owner,
         }
         self.folder(job_id).mkdir(parents=True, exist_ok=True)
         self.save(state)
@@ -85,10 +120,39 @@ class JobStore:
         except (KeyError, OSError, ValueError):
             return None
         if state["status"] in ("queued", "running") and not _alive(state["pid"]):
-            state.update(status="failed", error="the server restarted while translating it; send the file again")
-            state.setdefault("ended", time.time())
-            self.save(state)
+            state["orphaned"] = True  # its worker is gone: `adopt` resumes it
         return dict(state)
+
+    def save_source(self, job_id: str, data: bytes) -> None:
+        (self.folder(job_id) / "source").write_bytes(data)
+
+    def done(self, job_id: str) -> dict[int, str]:
+        """The units translated so far (a resumed job does not send them again)."""
+        try:
+            lines = (self.folder(job_id) / "done.jsonl").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return {}
+        out: dict[int, str] = {}
+        for line in lines:
+            try:
+                index, text = json.loads(line)
+            except ValueError:
+                continue  # the last line of a worker killed while writing it
+            out[int(index)] = text
+        return out
+
+    def record(self, job_id: str, translated: dict[int, str]) -> None:
+        lines = "".join(json.dumps([index, text], ensure_ascii=False) + "\n" for index, text in translated.items())
+        with (self.folder(job_id) / "done.jsonl").open("a", encoding="utf-8") as file:
+            file.write(lines)
+
+    def claim(self, state: dict[str, Any]) -> bool:
+        """True in the one process that takes over an orphaned job (the others see the file)."""
+        try:
+            os.close(os.open(self.folder(state["id"]) / f"claim.{state['pid']}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
 
     def result_path(self, job_id: str) -> Path:
         return self.folder(job_id) / "result"
@@ -107,7 +171,8 @@ class JobStore:
 
 def public(state: dict[str, Any]) -> dict[str, Any]:
     """A job's state as the API answers it."""
-    return {k: v for k, v in state.items() if k not in ("pid", "created", "ended", "fromLang", "toLang")}
+    hidden = ("pid", "created", "ended", "fromLang", "toLang", "owner", "contentType", "orphaned")
+    return {k: v for k, v in state.items() if k not in hidden}
 
 
 def _alive(pid: int) -> bool:
@@ -128,14 +193,15 @@ def check_size(document: Document) -> None:
             raise PayloadTooLarge("file: characters in one paragraph", limits.MAX_CHARS_PER_RECORD, len(unit.text))
 
 
-def _chunks(units: list[Unit]) -> list[list[int]]:
-    """Indexes of units per request: one format each, within the native API's limits."""
+def _chunks(units: list[Unit], skip: Collection[int] = ()) -> list[list[int]]:
+    """Indexes of units per request (but those in `skip`): one format each, within the native
+    API's limits."""
     out: list[list[int]] = []
     for fmt in ("text", "html"):
         current: list[int] = []
         chars = 0
         for index, unit in enumerate(units):
-            if unit.fmt != fmt:
+            if unit.fmt != fmt or index in skip:
                 continue
             if current and (len(current) >= CHUNK_RECORDS or chars + len(unit.text) > limits.MAX_CHARS_PER_REQUEST):
                 out.append(current)
@@ -158,22 +224,38 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
     state["status"] = "running"
     store.save(state)
     translations: list[str] = [""] * len(document.units)
+    finished = store.done(state["id"])
+    for index, text in finished.items():
+        if 0 <= index < len(translations):
+            translations[index] = text
+    state["progress"]["done"] = len(finished)
     detected: collections.Counter[str] = collections.Counter()
-    try:
-        for chunk in _chunks(document.units):
-            payload = Payload(
-                fromLang=state["fromLang"],
-                toLang=state["toLang"],
-                records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
-                format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
-            )
+    gate = asyncio.Semaphore(CHUNKS_IN_FLIGHT)
+
+    async def one(chunk: list[int]) -> None:
+        payload = Payload(
+            fromLang=state["fromLang"],
+            toLang=state["toLang"],
+            records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
+            format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
+        )
+        async with gate:
             result = await _with_retries(functools.partial(translate, payload, BULK_HEADERS, _never))
-            for index, record in zip(chunk, result.result, strict=True):
-                translations[index] = record.text
-                if record.detected_lang:
-                    detected[record.detected_lang] += len(document.units[index].text)
-            state["progress"]["done"] += len(chunk)
-            store.save(state)
+        for index, record in zip(chunk, result.result, strict=True):
+            translations[index] = record.text
+            if record.detected_lang:
+                detected[record.detected_lang] += len(document.units[index].text)
+        store.record(state["id"], {index: translations[index] for index in chunk})
+        state["progress"]["done"] += len(chunk)
+        store.save(state)
+
+    try:
+        tasks = [asyncio.ensure_future(one(chunk)) for chunk in _chunks(document.units, finished.keys())]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:  # one chunk failed: the others are not needed
+                task.cancel()
         data = await asyncio.to_thread(document.write, translations)
         store.result_path(state["id"]).write_bytes(data)
         if detected:
@@ -186,6 +268,28 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
     finally:
         state["ended"] = time.time()
         store.save(state)
+
+
+def adopt(
+    store: JobStore, state: dict[str, Any], read: Callable[[str, bytes, str], Document], translate: Translate
+) -> tuple[dict[str, Any], Awaitable[None] | None]:
+    """An orphaned job (its worker restarted) resumed in this process from its saved source and
+    the units it had translated; the coroutine to run, or None when another process took it or
+    it cannot be resumed (then it reads failed, with the reason)."""
+    state.pop("orphaned", None)
+    if not store.claim(state):
+        return state, None
+    try:
+        document = read(state["filename"], (store.folder(state["id"]) / "source").read_bytes(), state["toLang"])
+    except (OSError, TranslationError) as exc:
+        reason = exc.message if isinstance(exc, TranslationError) else "its file is gone"
+        state.update(status="failed", error=f"the server restarted while translating it ({reason}); send it again")
+        state["ended"] = time.time()
+        store.save(state)
+        return state, None
+    state.update(pid=os.getpid(), status="queued")
+    store.save(state)
+    return state, run(store, state, document, translate)
 
 
 async def _with_retries(call: Callable[[], Awaitable[TranslationResult]]) -> TranslationResult:

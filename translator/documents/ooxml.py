@@ -17,7 +17,7 @@ from translator.documents.runs import Names, stretches
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
-WORD = Names(f"{_W}p", f"{_W}r", f"{_W}rPr", f"{_W}t", frozenset({f"{_W}proofErr"}))
+WORD = Names(f"{_W}p", f"{_W}r", f"{_W}rPr", f"{_W}t", frozenset({f"{_W}proofErr"}), f"{_W}hyperlink")
 DRAWING = Names(f"{_A}p", f"{_A}r", f"{_A}rPr", f"{_A}t")
 
 _WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")

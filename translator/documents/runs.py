@@ -28,6 +28,9 @@ class Names:
     text: str
     # Elements between runs that carry nothing once the text is translated (spell-check marks).
     dropped: frozenset[str] = frozenset()
+    # An element around runs (Word's hyperlink): its runs are a formatting of their own, and the
+    # element is rebuilt around the words they hold in the translation.
+    link: str = ""
 
 
 def _props_key(run: Any, names: Names) -> bytes:
@@ -38,6 +41,8 @@ def _props_key(run: Any, names: Names) -> bytes:
 
 
 def _text_run(element: Any, names: Names) -> bool:
+    if names.link and element.tag == names.link:
+        return len(element) > 0 and all(child.tag == names.run and _text_run(child, names) for child in element)
     if element.tag != names.run:
         return False
     children = [child.tag for child in element]
@@ -50,11 +55,15 @@ class Stretch:
     def __init__(self, elements: list[Any], names: Names) -> None:
         self.elements = elements
         self.names = names
-        self.runs = [e for e in elements if e.tag == names.run]
+        self.runs = [
+            r for e in elements for r in ([e] if e.tag == names.run else list(e) if e.tag == names.link else [])
+        ]
         weight: dict[bytes, int] = {}
         self.keys: list[bytes] = []
         for run in self.runs:
             key = _props_key(run, names)
+            if run.getparent() is not None and run.getparent().tag == names.link:
+                key += b"|link %d" % elements.index(run.getparent())
             self.keys.append(key)
             weight[key] = weight.get(key, 0) + sum(len(t.text or "") for t in run.iter(names.text))
         self.base = max(weight, key=lambda k: weight[k])
@@ -87,9 +96,17 @@ class Stretch:
         first = self.elements[0]
         parent = first.getparent()
         position = parent.index(first)
+        links = {
+            id(run): run.getparent()
+            for run in self.runs
+            if run.getparent() is not None and run.getparent().tag == self.names.link
+        }
         for element in self.elements:
             parent.remove(element)
-        for offset, (style, text) in enumerate(pieces):
+        shell: Any = None  # the rebuilt link the last run went into
+        shell_of: Any = None
+        offset = 0
+        for style, text in pieces:
             key = self.styles[style] if style is not None and style < len(self.styles) else self.base
             template = templates[key]
             run = etree.Element(template.tag, dict(template.attrib), nsmap=template.nsmap)
@@ -100,7 +117,18 @@ class Stretch:
             node.text = text
             if text != text.strip():
                 node.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
-            parent.insert(position + offset, run)
+            link = links.get(id(template))
+            if link is None:
+                shell = shell_of = None
+                parent.insert(position + offset, run)
+                offset += 1
+            elif shell is not None and shell_of is link:
+                shell.append(run)
+            else:
+                shell, shell_of = etree.Element(link.tag, dict(link.attrib), nsmap=link.nsmap), link
+                shell.append(run)
+                parent.insert(position + offset, shell)
+                offset += 1
 
 
 class _Pieces(HTMLParser):

@@ -1,0 +1,96 @@
+"""The document jobs' store without a server: limits per key and per server, a dead worker's job
+resumed where it stopped (or failed with the reason), expiry."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness.corpus import corpus_sentences
+from translator.contract.errors import Unavailable
+from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
+from translator.documents import jobs
+from translator.documents.formats import read_document_safely
+
+PAIRS = [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == ("en", "fr")]
+
+
+def test_jobs_per_key_and_per_server(tmp_path, monkeypatch):
+    store = jobs.JobStore(tmp_path)
+    alice, bob = jobs.owner_of(b"alice-key"), jobs.owner_of(b"bob-key")
+    assert alice != bob and b"alice" not in alice.encode()
+    for _ in range(jobs.MAX_JOBS_PER_KEY):
+        store.create("a.txt", "en", "fr", 1, alice)
+    with pytest.raises(jobs.JobsPerKey) as refused:
+        store.create("a.txt", "en", "fr", 1, alice)
+    assert refused.value.status == 429 and refused.value.headers()["Retry-After"]
+    state = store.create("b.txt", "en", "fr", 1, bob)
+    assert jobs.public(state).keys() == {"id", "status", "filename", "progress", "resultUrl"}
+    monkeypatch.setattr(jobs, "MAX_ACTIVE_JOBS", jobs.MAX_JOBS_PER_KEY + 1)
+    with pytest.raises(Unavailable):
+        store.create("c.txt", "en", "fr", 1, jobs.owner_of(b"carol-key"))
+
+
+def test_stored_bytes_are_bounded(tmp_path, monkeypatch):
+    store = jobs.JobStore(tmp_path)
+    state = store.create("a.txt", "en", "fr", 1)
+    store.save_source(state["id"], b"x" * 5000)
+    monkeypatch.setattr(jobs, "MAX_STORED_BYTES", 4000)
+    with pytest.raises(Unavailable, match="storage"):
+        store.create("b.txt", "en", "fr", 1)
+
+
+def _dead_pid() -> int:
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(gone.stdout)
+
+
+def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
+    (a, ta), (b, tb), (c, tc), *_ = PAIRS
+    store = jobs.JobStore(tmp_path)
+    source = f"{a}\n{b}\n{c}\n".encode()
+    state = store.create("a.txt", "en", "fr", 3)
+    store.save_source(state["id"], source)
+    store.record(state["id"], {0: "ALREADY"})  # what the dead worker had translated
+    state.update(status="running", pid=_dead_pid())
+    store.save(state)
+    orphan, seen_elsewhere = store.load(state["id"]), store.load(state["id"])  # two workers' reads
+    assert orphan is not None and orphan["orphaned"] and "orphaned" not in jobs.public(orphan)
+    asked: list[str] = []
+
+    async def engine(payload: Payload, headers, receive) -> TranslationResult:
+        # A stand-in for the engine: the corpus's translations, and a note of what was sent.
+        assert headers["priority"] == "u=7"
+        asked.extend(r.text for r in payload.records)
+        table = dict(PAIRS)
+        return TranslationResult(result=[TranslatedRecord(id=r.id, text=table[r.text]) for r in payload.records])
+
+    adopted, work = jobs.adopt(store, orphan, read_document_safely, engine)
+    assert work is not None and adopted["pid"] == os.getpid()
+    assert seen_elsewhere is not None
+    _, none = jobs.adopt(store, seen_elsewhere, read_document_safely, engine)
+    assert none is None  # one worker takes it
+    asyncio.run(work)
+    assert asked == [b, c]
+    final = store.load(state["id"])
+    assert final is not None and final["status"] == "done" and final["progress"] == {"done": 3, "total": 3}
+    assert store.result_path(state["id"]).read_bytes() == f"ALREADY\n{tb}\n{tc}\n".encode()
+
+
+def test_an_orphan_without_its_file_fails_with_the_reason_and_expires(tmp_path, monkeypatch):
+    store = jobs.JobStore(tmp_path)
+    state = store.create("a.txt", "en", "fr", 3)
+    state.update(status="running", pid=_dead_pid())
+    store.save(state)
+    orphan = store.load(state["id"])
+    assert orphan is not None
+    failed, work = jobs.adopt(store, orphan, read_document_safely, None)  # type: ignore[arg-type]
+    assert work is None and failed["status"] == "failed" and "restarted" in failed["error"]
+    assert store.load("../../etc/passwd") is None and store.load("0" * 32) is None
+    monkeypatch.setattr(jobs, "KEEP_S", -1.0)
+    store.sweep()
+    assert store.load(state["id"]) is None

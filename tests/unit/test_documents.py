@@ -1,0 +1,224 @@
+"""Document readers and writers without a server: each format read into units, "translated" by
+replacing corpus sentences with their translations, and written back; everything outside the
+text must come back unchanged (bytes, or the zip's other members and the XML outside text)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from harness import documents
+from harness.corpus import corpus_sentences
+from translator.contract.errors import PayloadTooLarge
+from translator.documents import model
+from translator.documents.formats import read_document, supported
+from translator.documents.model import BadDocument, UnsupportedDocument
+
+PAIRS = [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == ("en", "fr")]
+(A, TA), (B, TB), (C, TC), *_ = PAIRS
+
+
+def translate(name: str, data: bytes, target: str = "fr") -> bytes:
+    """The file as the service would write it if the model translated each corpus sentence exactly."""
+    document = read_document(name, data, target)
+    out = []
+    for unit in document.units:
+        text = unit.text
+        for source, translation in PAIRS:
+            text = text.replace(source, translation)
+        out.append(text)
+    return document.write(out)
+
+
+def identity(name: str, data: bytes) -> bytes:
+    document = read_document(name, data, "fr")
+    return document.write([unit.text for unit in document.units])
+
+
+def members(data: bytes) -> dict[str, bytes]:
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_text_keeps_line_endings_blank_lines_and_bom():
+    source = f"\ufeff{A}\r\n\r\n   {B} {C}\n".encode()
+    assert identity("a.txt", source) == source
+    assert translate("a.txt", source) == f"\ufeff{TA}\r\n\r\n   {TB} {TC}\n".encode()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_srt_keeps_numbers_timings_and_line_breaks(newline):
+    source = documents.srt([A, f"{B}{newline}{C}"], newline)
+    assert identity("a.srt", source) == source
+    assert translate("a.srt", source) == documents.srt([TA, f"{TB}{newline}{TC}"], newline)
+
+
+def test_vtt_keeps_header_notes_settings_and_cue_markup():
+    source = (
+        f"WEBVTT - film\n\nNOTE not a cue\n\nintro\n00:00.500 --> 00:02.000 line:90%\n<v Anna>{A}</v>\n\n"
+        f"00:03.000 --> 00:04.000\n{B}\n"
+    ).encode()
+    assert identity("a.vtt", source) == source
+    expected = source.decode().replace(A, TA).replace(B, TB).encode()
+    assert translate("a.vtt", source) == expected
+
+
+def test_docx_keeps_bold_runs_and_every_other_member():
+    source = documents.docx([[(A + " ", False), (B, True), (" " + C, False)], [(C, True)]])
+    out = translate("a.docx", source)
+    assert documents.docx_runs(out) == [[(TA + " ", False), (TB, True), (" " + TC, False)], [(TC, True)]]
+    before, after = members(source), members(out)
+    assert list(after) == list(before)
+    assert {n: d for n, d in after.items() if n != "word/document.xml"} == {
+        n: d for n, d in before.items() if n != "word/document.xml"
+    }
+    assert documents.docx_runs(identity("a.docx", source)) == documents.docx_runs(source)
+
+
+def test_pptx_keeps_bold_runs():
+    source = documents.pptx([[(A + " ", False), (B, True)]])
+    out = members(translate("a.pptx", source))["ppt/slides/slide1.xml"].decode()
+    assert f"<a:t>{TA} </a:t>" in out.replace(' xml:space="preserve"', "") and f'b="1"/><a:t>{TB}</a:t>' in out
+
+
+def test_html_and_markdown_keep_markup_and_code():
+    # (The fake translation replaces sentences anywhere: the service's keeps <script> and <pre>; e2e.)
+    page = f"<!doctype html><html><head><title>{A}</title><script>var s = 1;</script></head>"
+    page += f"<body><p>{B} <b>{C}</b></p><pre>x = 1</pre></body></html>"
+    assert identity("a.html", page.encode()) == page.encode()
+    assert translate("a.html", page.encode()).decode() == (
+        f"<!doctype html><html><head><title>{TA}</title><script>var s = 1;</script></head>"
+        f"<body><p>{TB} <b>{TC}</b></p><pre>x = 1</pre></body></html>"
+    )
+    markdown = f"# {A}\n\n- {B}\n1. {C}\n\n```\n{A}\n```\n\n---\n"
+    assert identity("a.md", markdown.encode()) == markdown.encode()
+    assert translate("a.md", markdown.encode()).decode() == f"# {TA}\n\n- {TB}\n1. {TC}\n\n```\n{A}\n```\n\n---\n"
+
+
+def test_po_fills_msgstr_keeps_plurals_fuzzy_and_context():
+    import polib
+
+    source = (
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n'
+        '"Plural-Forms: nplurals=2; plural=(n > 1);\\n"\n\n'
+        f'#, fuzzy\nmsgctxt "menu"\nmsgid "{A}"\nmsgstr ""\n\n'
+        f'msgid "{B}"\nmsgid_plural "{C}"\nmsgstr[0] ""\nmsgstr[1] ""\n'
+    )
+    catalog = polib.pofile(translate("a.po", source.encode()).decode())
+    first, second = list(catalog)
+    assert (first.msgctxt, first.msgid, first.msgstr, first.fuzzy) == ("menu", A, TA, True)
+    assert second.msgstr_plural == {0: TB, 1: TC} and second.msgid_plural == C
+    assert "Plural-Forms" in catalog.metadata
+
+
+@pytest.mark.parametrize("version", ["1.2", "2.0"])
+def test_xliff_targets_filled(version):
+    from lxml import etree
+
+    if version == "1.2":
+        source = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+            f'<file source-language="en" datatype="plaintext" original="x"><body>'
+            f'<trans-unit id="1"><source>{A}</source></trans-unit>'
+            f'<trans-unit id="2"><source>{B}</source><target>old</target></trans-unit></body></file></xliff>'
+        )
+    else:
+        source = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en">'
+            f'<file id="f"><unit id="1"><segment><source>{A}</source></segment></unit>'
+            f'<unit id="2"><segment><source>{B}</source></segment></unit></file></xliff>'
+        )
+    root = etree.fromstring(translate("a.xlf", source.encode()))
+    ns = {"x": root.nsmap[None]}
+    assert [t.text for t in root.iterfind(".//x:target", ns)] == [TA, TB]
+    assert [s.text for s in root.iterfind(".//x:source", ns)] == [A, B]
+
+
+def test_json_values_only():
+    source = json.dumps({"greeting": A, "menu": {"items": [B, 3, {"{name}": f"{C} {{name}}"}]}}, indent=2) + "\n"
+    out = translate("en.json", source.encode()).decode()
+    assert json.loads(out) == {"greeting": TA, "menu": {"items": [TB, 3, {"{name}": f"{TC} {{name}}"}]}}
+    assert out.endswith("\n") and '\n  "greeting"' in out
+
+
+def test_xlsx_odt_epub_round_trips():
+    out = members(translate("a.xlsx", documents.xlsx([A, "42", B])))
+    assert (
+        f"<t>{TA}</t>" in out["xl/sharedStrings.xml"].decode()
+        and f"<t>{TB}</t>" in out["xl/sharedStrings.xml"].decode()
+    )
+    source = documents.odt([f'{A} <text:span text:style-name="T1">{B}</text:span><text:tab/>{C}'])
+    content = members(translate("a.odt", source))["content.xml"].decode()
+    assert f'<text:p>{TA} <text:span text:style-name="T1">{TB}</text:span><text:tab/>{TC}</text:p>' in content
+    assert members(translate("a.odt", source))["meta.xml"] == members(source)["meta.xml"]
+    book = documents.epub([f"<h1>{A}</h1><p>{B}<br/>{C}</p>"])
+    chapter = members(translate("a.epub", book))["OEBPS/ch1.xhtml"].decode()
+    assert f"<h1>{TA}</h1><p>{TB}<br/>{TC}</p>" in chapter
+
+
+def test_bad_files_are_named(monkeypatch):
+    with pytest.raises(UnsupportedDocument, match="PDF"):
+        read_document("a.pdf", b"%PDF")
+    with pytest.raises(UnsupportedDocument, match=r"\.exe"):
+        read_document("a.exe", b"MZ")
+    with pytest.raises(BadDocument, match="zip"):
+        read_document("a.docx", b"plain")
+    with pytest.raises(BadDocument, match="encrypted"):
+        read_document("a.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(64))
+    with pytest.raises(BadDocument, match="not a .docx"):
+        read_document("a.docx", documents.package({"x.xml": "<x/>"}))
+    with pytest.raises(BadDocument, match="well-formed"):
+        read_document("a.docx", documents.package({"word/document.xml": "<w:document"}))
+    # A zip bomb: bounded from the central directory, before anything is decompressed.
+    bomb = documents.package({"word/document.xml": "<a/>", "big.bin": "0" * 1_000_000})
+    monkeypatch.setattr(model, "MAX_UNCOMPRESSED_BYTES", 500_000)
+    monkeypatch.setattr("translator.documents.archive.MAX_UNCOMPRESSED_BYTES", 500_000)
+    with pytest.raises(PayloadTooLarge, match="uncompressed"):
+        read_document("a.docx", bomb)
+    many = documents.package({f"f{i}.xml": "" for i in range(30)})
+    monkeypatch.setattr("translator.documents.archive.MAX_ZIP_ENTRIES", 20)
+    with pytest.raises(PayloadTooLarge, match="entries"):
+        read_document("a.docx", many)
+
+
+@pytest.mark.parametrize("extension", supported())
+def test_garbage_in_every_format_is_a_4xx_or_a_document(extension):
+    import random
+
+    from translator.contract.errors import TranslationError
+    from translator.documents.formats import read_document_safely
+
+    generator = random.Random(extension)
+    samples = [b"", bytes(generator.randrange(256) for _ in range(300)), b"\xff\xfe<", b"PK\x03\x04" + bytes(40)]
+    samples += [documents.package({"word/document.xml": "<x>", "content.xml": "<", "xl/sharedStrings.xml": "<"})]
+    samples += [b"[" * 100_000, b'{"a": ' * 50_000, b"<" * 1000]
+    for data in samples:
+        try:
+            document = read_document_safely(f"a{extension}", data, "fr")
+        except TranslationError as exc:
+            assert 400 <= exc.status < 500 and exc.message.startswith("file")
+        else:
+            document.write([unit.text for unit in document.units])
+
+
+def test_docx_hyperlink_is_rebuilt_around_its_words():
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    r = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    body = (
+        f'<w:p><w:r><w:t xml:space="preserve">{A} </w:t></w:r>'
+        f'<w:hyperlink r:id="rId9"><w:r><w:rPr><w:rStyle w:val="Hyperlink"/></w:rPr><w:t>{B}</w:t></w:r></w:hyperlink>'
+        "</w:p>"
+    )
+    declaration = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+    xml = f"{declaration}<w:document {w} {r}><w:body>{body}</w:body></w:document>"
+    out = members(translate("a.docx", documents.package({"word/document.xml": xml})))["word/document.xml"].decode()
+    assert f'<w:t xml:space="preserve">{TA} </w:t>' in out
+    assert (
+        f'<w:hyperlink r:id="rId9"><w:r><w:rPr><w:rStyle w:val="Hyperlink"/></w:rPr><w:t>{TB}</w:t></w:r></w:hyperlink>'
+        in out
+    )

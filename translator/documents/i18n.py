@@ -1,0 +1,131 @@
+"""Localization files: gettext PO/POT, XLIFF 1.2 and 2.0, and JSON i18n files.
+
+Only the translatable strings change; keys, contexts, comments, flags (`fuzzy` included) and
+placeholders stay (placeholders are kept by the text path, translator/text/placeholders.py).
+- PO/POT (polib): each entry's msgstr is filled from its msgid; a plural entry's msgstr[0] from
+  msgid and the other forms from msgid_plural. The header entry and obsolete entries are left.
+- XLIFF: every <source> of plain text gets its <target> (created after it, or replaced), and the
+  file's target language is set. A source with inline elements (<g>, <ph>, <pc>) is left without a
+  target: its markup is XLIFF's own, not HTML's.
+- JSON: every string value, at any depth; keys, numbers and the file's indentation kept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from translator.documents.model import BadDocument, Document, Unit, decode_text
+from translator.documents.ooxml import parse_xml, serialize_xml
+
+
+def read_po(data: bytes) -> Document:
+    import polib
+
+    text, _ = decode_text(data, "PO")
+    try:
+        catalog = polib.pofile(text, wrapwidth=78)
+    except (OSError, ValueError) as exc:
+        raise BadDocument(f"file: this PO file cannot be read ({exc})") from exc
+    entries = [e for e in catalog if e.msgid and not e.obsolete]
+    units: list[Unit] = []
+    for entry in entries:
+        units.append(Unit(entry.msgid))
+        if entry.msgid_plural:
+            units.append(Unit(entry.msgid_plural))
+
+    def write(translations: list[str]) -> bytes:
+        forms = iter(translations)
+        for entry in entries:
+            singular = next(forms)
+            if entry.msgid_plural:
+                plural = next(forms)
+                count = max(len(entry.msgstr_plural), 2)
+                entry.msgstr_plural = {i: singular if i == 0 else plural for i in range(count)}
+            else:
+                entry.msgstr = singular
+        return str(catalog).encode("utf-8")
+
+    return Document(units, write, "text/x-gettext-translation; charset=utf-8")
+
+
+_XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
+_XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"
+
+
+def read_xliff(data: bytes, target_language: str) -> Document:
+    root = parse_xml(data, "XLIFF")
+    namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
+    if namespace not in (_XLIFF_1, _XLIFF_2):
+        raise BadDocument("file: not an XLIFF 1.2 or 2.0 document (its root element's namespace)")
+    ns = "{" + namespace + "}"
+    sources = [s for s in root.iter(f"{ns}source") if len(s) == 0 and (s.text or "").strip()]
+
+    def write(translations: list[str]) -> bytes:
+        from lxml import etree
+
+        if namespace == _XLIFF_1:
+            for file in root.iter(f"{ns}file"):
+                file.set("target-language", target_language)
+        else:
+            root.set("trgLang", target_language)
+        for source, translation in zip(sources, translations, strict=True):
+            target = source.getnext()
+            if target is None or target.tag != f"{ns}target":
+                target = etree.Element(f"{ns}target")
+                target.tail = source.tail
+                source.addnext(target)
+            target.text = translation
+            if namespace == _XLIFF_1:
+                target.set("state", "translated")
+        return serialize_xml(root, data)
+
+    return Document([Unit(s.text or "") for s in sources], write, "application/xliff+xml")
+
+
+def read_json(data: bytes) -> Document:
+    text, encoding = decode_text(data, "JSON")
+    try:
+        tree = json.loads(text)
+    except ValueError as exc:
+        raise BadDocument(f"file: not valid JSON ({str(exc)[:200]})") from exc
+    paths: list[list[Any]] = []
+
+    def walk(node: Any, path: list[Any]) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, [*path, key])
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, [*path, index])
+        elif isinstance(node, str) and node.strip():
+            paths.append(path)
+
+    walk(tree, [])
+    indent = _indent(text)
+
+    def write(translations: list[str]) -> bytes:
+        for path, translation in zip(paths, translations, strict=True):
+            node = tree
+            for step in path[:-1]:
+                node = node[step]
+            node[path[-1]] = translation
+        ending = "\n" if text.endswith("\n") else ""
+        return (json.dumps(tree, ensure_ascii=False, indent=indent) + ending).encode(encoding)
+
+    def value(path: list[Any]) -> str:
+        node = tree
+        for step in path:
+            node = node[step]
+        return str(node)
+
+    return Document([Unit(value(p)) for p in paths], write, "application/json")
+
+
+def _indent(text: str) -> int | str | None:
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            whitespace = line[: len(line) - len(stripped)]
+            return len(whitespace) if set(whitespace) == {" "} else whitespace
+    return None
