@@ -165,3 +165,21 @@ def test_a_glossary_names_its_languages_in_either_spelling_on_nllb(nllb_server):
         assert answer.json()["result"][0]["text"] == expected.replace("Madrid", "MAD"), (source, target)
     mismatch = translate(nllb_server, "es", "fr", [sentence], glossaryId=glossary_id)
     assert mismatch.status_code >= 400 and "glossaryId" in mismatch.text
+
+
+def test_deepl_lists_one_code_a_language_and_takes_them_back(nllb_server):
+    listed = requests.get(f"{nllb_server.url}/languages", timeout=30).json()["languages"]
+    sources = requests.get(f"{nllb_server.url}/deepl/v2/languages", params={"type": "source"}, timeout=30).json()
+    codes = [entry["language"] for entry in sources]
+    # One DeepL code a listed language (not every accepted spelling: ENG_LATN, EN-LATN, ...)
+    assert len(codes) == len(set(codes)) == len(listed) and {"EN", "DE", "ZH", "JA"} <= set(codes)
+    sentence = "Welcome to Berlin!"
+    [expected] = [t for s, g, src, t in corpus_sentences() if (s, g, src) == ("en", "de", sentence)]
+    for source in ("EN", "ENG_LATN"):
+        answer = requests.post(
+            f"{nllb_server.url}/deepl/v2/translate",
+            json={"text": [sentence], "source_lang": source, "target_lang": "DE"},
+            timeout=60,
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["translations"][0]["text"] == expected

@@ -40,6 +40,8 @@ def test_entries_in_tsv_and_csv():
         ("", "tsv", "none"),
         ("a\tb\na\tc", "tsv", "given twice"),
         ("a\tb", "json", "entries_format"),
+        ('"' + "x" * 200_000 + '",y', "csv", "line 1 is too long"),  # past the csv module's field limit
+        ('x,y\n"a,b', "csv", "line 2"),
     ],
 )
 def test_bad_entries_are_400(text, fmt, problem):

@@ -139,6 +139,21 @@ def test_xliff_targets_filled(version):
     assert [s.text for s in root.iterfind(".//x:source", ns)] == [A, B]
 
 
+def test_xliff_alt_trans_suggestions_are_left_as_they_are():
+    from lxml import etree
+
+    suggestion = f"<alt-trans><source>{B}</source><target>a memory's suggestion</target></alt-trans>"
+    source = (
+        '<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+        '<file source-language="en" datatype="plaintext" original="x"><body>'
+        f'<trans-unit id="1"><source>{A}</source>{suggestion}</trans-unit></body></file></xliff>'
+    )
+    root = etree.fromstring(translate("a.xlf", source.encode()))
+    ns = {"x": root.nsmap[None]}
+    assert [t.text for t in root.iterfind("./x:file/x:body/x:trans-unit/x:target", ns)] == [TA]
+    assert [t.text for t in root.iterfind(".//x:alt-trans/x:target", ns)] == ["a memory's suggestion"]
+
+
 def test_json_values_only():
     source = json.dumps({"greeting": A, "menu": {"items": [B, 3, {"{name}": f"{C} {{name}}"}]}}, indent=2) + "\n"
     out = translate("en.json", source.encode()).decode()

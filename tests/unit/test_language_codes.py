@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from transformers.models.nllb.tokenization_nllb import FAIRSEQ_LANGUAGE_CODES
 
-from translator.contract.language_codes import M2M100, NLLB, LanguageCodes, base_language, codes_of
+from translator.contract.language_codes import M2M100, NLLB, LanguageCodes, base_language, codes_of, resolve
 
 NLLB_TABLE = LanguageCodes(FAIRSEQ_LANGUAGE_CODES, NLLB)
 
@@ -68,3 +68,32 @@ def test_bad_family_is_refused():
 @pytest.mark.parametrize(("code", "base"), [("zho_Hant", "zh"), ("zh-Hant", "zh"), ("en", "en"), ("arb_Arab", "ar")])
 def test_base_language_for_the_text_rules(code, base):
     assert base_language(code) == base
+
+
+M2M100_TABLE = LanguageCodes(["en", "de", "fr", "zh", "pt", "no", "tl", "he", "ko"], M2M100)
+
+
+@pytest.mark.parametrize(
+    ("sent", "nllb", "m2m100"),
+    [
+        ("zh-Hant", "zh-Hant", "zh"),  # Traditional where the checkpoint has it, else the language
+        ("ZH-HANT", "zh-Hant", "zh"),  # DeepL's spelling
+        ("zh-TW", "zh-Hant", "zh"),  # the region's likely script
+        ("zt", "zh-Hant", "zh"),  # LibreTranslate's own code
+        ("zh_CN", "zh-Hans", "zh"),
+        ("ENG_LATN", "eng_Latn", None),
+        ("EN-US", "en-Latn", "en"),
+        ("pt-BR", "pt-Latn", "pt"),
+        ("pb", "pt", "pt"),
+        ("NB", "nb", "no"),
+        ("no", "nb", "no"),
+        ("iw", "he", "he"),
+        ("xx", None, None),
+        ("", None, None),
+    ],
+)
+def test_the_one_resolver_of_the_loose_apis(sent, nllb, m2m100):
+    assert resolve(sent, NLLB_TABLE.accepted) == nllb
+    assert resolve(sent, M2M100_TABLE.accepted) == m2m100
+    if nllb is not None:  # whatever spelling it picks names the right language of the checkpoint
+        assert NLLB_TABLE.to_model(nllb) is not None

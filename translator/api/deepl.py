@@ -32,7 +32,7 @@ from translator.contract.errors import (
     TranslationError,
     validation_message,
 )
-from translator.contract.glossary import GlossaryEntry, entries_map
+from translator.contract.glossary import MAX_TERM_CHARS, GlossaryEntry, entries_map
 from translator.contract.schemas import Payload, Record
 from translator.text.langdetect import AUTO, UNDETERMINED
 
@@ -45,6 +45,9 @@ TAG_HANDLING = ("html", "xml")
 FORMALITY = ("default", "more", "less", "prefer_more", "prefer_less")
 # This server does not meter characters: /v2/usage answers a limit no client reaches.
 USAGE_LIMIT = 1_000_000_000_000
+
+# A CSV line of two terms and two language codes, quoted, with room to spare.
+_MAX_LINE_CHARS = 4 * MAX_TERM_CHARS + 64
 
 
 def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
@@ -166,7 +169,8 @@ async def deeplx(request: Any, handler: Any) -> dict[str, Any]:
 
 
 async def languages(request: Any, handler: Any) -> list[dict[str, Any]]:
-    supported = sorted(handler.languages)
+    # One code a language (an NLLB checkpoint accepts several spellings of each), as /languages lists.
+    supported = sorted(handler.listed)
     # deepl-python sends `type` in a form body, even on a GET.
     if (await read_params(request)).get("type", "source") == "target":
         return [
@@ -181,7 +185,13 @@ def parse_entries(text: str, entries_format: str) -> dict[str, str]:
     if entries_format not in ("tsv", "csv"):
         raise InvalidRequest("Value for 'entries_format' not supported.")
     lines = text.splitlines()
-    rows = [line.split("\t") for line in lines] if entries_format == "tsv" else list(csv.reader(lines))
+    too_long = next((n for n, line in enumerate(lines, 1) if len(line) > _MAX_LINE_CHARS), None)
+    if too_long is not None:  # a term is at most MAX_TERM_CHARS: no need to parse such a line
+        raise InvalidRequest(f"Invalid glossary entries provided: line {too_long} is too long")
+    try:
+        rows = [line.split("\t") for line in lines] if entries_format == "tsv" else list(csv.reader(lines))
+    except csv.Error as exc:
+        raise InvalidRequest(f"Invalid glossary entries provided: {exc}") from None
     entries = []
     try:
         for number, row in enumerate(rows, 1):
@@ -232,7 +242,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         return {"character_count": 0, "character_limit": USAGE_LIMIT}
 
     async def pairs(request: Request, handler: Any) -> Any:
-        codes = sorted(handler.languages)
+        codes = sorted(handler.listed)  # one code a language, not every accepted spelling
         return {
             "supported_languages": [
                 {"source_lang": to_deepl(s).lower(), "target_lang": to_deepl(t).lower()}
@@ -252,7 +262,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         target = _language(params, "target_lang", handler.languages)
         if source is None or target is None:
             raise InvalidRequest("Parameters 'source_lang' and 'target_lang' must be specified.")
-        check_pair(source, target, handler.languages)
+        check_pair(source, target, handler.languages, canonical=handler.canonical)
         entries = parse_entries(_one(params, "entries") or "", _one(params, "entries_format") or "tsv")
         glossary = new_glossary(name[:200], handler.canonical(source), handler.canonical(target), entries)
         await handler.glossaries.create(glossary)

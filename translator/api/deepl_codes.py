@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from translator.contract.language_codes import resolve
+
 # Target variants DeepL lists, and the base language each is translated into.
 TARGET_VARIANTS = {"EN-US": "en", "EN-GB": "en", "PT-BR": "pt", "PT-PT": "pt", "ZH-HANS": "zh", "ZH-HANT": "zh"}
 # DeepL codes whose base is not the model's ISO code.
@@ -17,11 +19,11 @@ _ALIASES = {"nb": "no"}
 
 
 def to_iso(code: str, supported: Collection[str]) -> str | None:
-    """The model's code for a DeepL code (any case), or None when the model lacks it."""
-    upper = code.strip().upper()
-    base = TARGET_VARIANTS.get(upper) or upper.split("-")[0].lower()
-    base = _ALIASES.get(base, base)
-    return base if base in supported else None
+    """The model's code for a DeepL code (any case), or None when the model lacks it: the one
+    resolver (translator/contract/language_codes.py), so `ZH-HANT` is Traditional Chinese where the
+    checkpoint has it (NLLB-200's `zh-Hant`) and `zh` where it has one Chinese (M2M100), and `NB` is
+    `nb` or M2M100's `no`."""
+    return resolve(code, supported)
 
 
 def to_deepl(iso: str) -> str:

@@ -239,11 +239,17 @@ class NewGlossary(BaseModel):
     entries: list[GlossaryEntry] = Field(min_length=1, max_length=MAX_ENTRIES)
 
 
-def check_pair(source_lang: str, target_lang: str, supported: frozenset[str], prefix: str = "") -> None:
+def check_pair(
+    source_lang: str,
+    target_lang: str,
+    supported: frozenset[str],
+    prefix: str = "",
+    canonical: Callable[[str], str] = _same,
+) -> None:
     for field, code in ((f"{prefix}sourceLang", source_lang), (f"{prefix}targetLang", target_lang)):
         if code not in supported:
             raise InvalidRequest(f"{field}: unsupported language code {code!r}", field=field)
-    if source_lang == target_lang:
+    if canonical(source_lang) == canonical(target_lang):  # `en` and `eng_Latn` are one language
         raise InvalidRequest(f"{prefix}targetLang: the same as sourceLang", field=f"{prefix}targetLang")
 
 
@@ -276,7 +282,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             body = NewGlossary.model_validate_json(await request.body())
         except ValidationError as exc:
             return http_response(InvalidRequest(validation_message(exc.errors())))
-        check_pair(body.source_lang, body.target_lang, handler.languages)
+        check_pair(body.source_lang, body.target_lang, handler.languages, canonical=handler.canonical)
         source, target = handler.canonical(body.source_lang), handler.canonical(body.target_lang)
         glossary = new_glossary(body.name, source, target, entries_map(body.entries, "entries"))
         await handler.glossaries.create(glossary)

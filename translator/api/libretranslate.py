@@ -34,6 +34,7 @@ from translator.contract.errors import (
     TranslationError,
     Unavailable,
 )
+from translator.contract.language_codes import resolve
 from translator.contract.schemas import Payload, Record
 from translator.text.langdetect import AUTO, DETECTABLE, UNDETERMINED, detector_for
 from translator.text.plan import FORMATS, language_text, record_tokens
@@ -42,8 +43,6 @@ PREFIX = "/libretranslate"
 TRANSLATE_PATH = f"{PREFIX}/translate"
 # Codes LibreTranslate clients send for languages M2M100 names otherwise: LibreTranslate's own
 # `zt` (traditional Chinese) and `pb` (Brazilian Portuguese), and retired or 3-letter ISO codes.
-ALIASES = {"zt": "zh", "pb": "pt", "iw": "he", "in": "id", "ji": "yi", "jw": "jv", "nb": "no", "nn": "no"}
-ALIASES |= {"nso": "ns", "fil": "tl", "tgl": "tl"}
 # As LibreTranslate answers: browser pages of other origins may call the API (with a key, when
 # keys are on; no cookies are involved).
 CORS = {
@@ -66,13 +65,10 @@ class Service(Protocol):
 
 
 def normalize_code(code: str, supported: Collection[str]) -> str | None:
-    """A client's language code as the model's (`pt-BR`, `pt_br`, `pb` -> `pt`; `zh-Hant`, `zt` ->
-    `zh`), or None when the model does not translate it."""
-    value = code.strip().lower().replace("_", "-")
-    for candidate in (value, ALIASES.get(value), value.split("-")[0], ALIASES.get(value.split("-")[0])):
-        if candidate and candidate in supported:
-            return candidate
-    return None
+    """A client's language code as the model's (`pt-BR`, `pt_br`, `pb` -> `pt`; `zh-Hant` -> `zh` on
+    M2M100, `zh-Hant` on NLLB-200), or None when the model does not translate it: the one resolver
+    of translator/contract/language_codes.py."""
+    return resolve(code, supported)
 
 
 @functools.cache

@@ -17,8 +17,9 @@ one), and the engine resolves with `to_model`. Imports no runtime code: both sid
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 M2M100 = "m2m100"
@@ -81,6 +82,68 @@ class LanguageCodes:
 
     def listed_to_model(self) -> dict[str, str]:
         return {self._short.get(code, code): code for code in self.model_codes}
+
+
+# Codes clients send for a language under another code: LibreTranslate's own (`zt`, `pb`), retired
+# ISO 639-1 codes (`iw`, `in`, `ji`, `jw`), and Norwegian's and Tagalog's other names. Each maps
+# to what M2M100 or NLLB-200 may list, tried in order (`zt` is `zh-Hant` where the checkpoint has
+# it, else `zh`).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "zt": ("zh-hant", "zh"),
+    "pb": ("pt",),
+    "iw": ("he",),
+    "in": ("id",),
+    "ji": ("yi",),
+    "jw": ("jv",),
+    "nb": ("no",),
+    "nn": ("no",),
+    "no": ("nb",),
+    "nso": ("ns",),
+    "fil": ("tl",),
+    "tgl": ("tl",),
+    "tl": ("fil",),
+}
+
+
+def resolve(code: str, accepted: Collection[str]) -> str | None:
+    """The accepted code a client means by `code`, for the APIs that take codes loosely
+    (LibreTranslate's, DeepL's, the document endpoints), or None. In order: the code as sent;
+    the same in any case and with `_` or `-` (`ZH-HANT` -> `zh-Hant`, `ENG_LATN` -> `eng_Latn`);
+    its aliases; its language and likely script (`zh-TW` -> `zh-Hant`, `pt-BR` -> `pt-Latn`);
+    the bare language (`pt-BR` -> `pt`, `zh-Hant` -> `zh` on M2M100) and its aliases. A region or
+    script the checkpoint lacks thus falls back to its language, never to another language."""
+    raw = code.strip()
+    if raw in accepted:
+        return raw
+    folded = _folded(frozenset(accepted))
+    value = raw.lower().replace("_", "-")
+    base = value.split("-")[0]
+    candidates = [value, *ALIASES.get(value, ()), *_likely(value), base, *ALIASES.get(base, ())]
+    for candidate in candidates:
+        if candidate in folded:
+            return folded[candidate]
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _folded(accepted: frozenset[str]) -> dict[str, str]:
+    return {code.lower().replace("_", "-"): code for code in sorted(accepted)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _likely(value: str) -> tuple[str, ...]:
+    """`lang-Script` of a tag with a region or script (CLDR's likely subtags), lower-cased."""
+    if "-" not in value or len(value) > 35:
+        return ()
+    import langcodes
+
+    try:
+        language = langcodes.Language.get(value).maximize()
+    except (ValueError, LookupError):  # not a tag langcodes can read: the other candidates decide
+        return ()
+    if not language.language or not language.script:
+        return ()
+    return (f"{language.language}-{language.script}".lower(),)
 
 
 def base_language(code: str) -> str:

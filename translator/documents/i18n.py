@@ -59,7 +59,14 @@ def read_xliff(data: bytes, target_language: str) -> Document:
     if namespace not in (_XLIFF_1, _XLIFF_2):
         raise BadDocument("file: not an XLIFF 1.2 or 2.0 document (its root element's namespace)")
     ns = "{" + namespace + "}"
-    sources = [s for s in root.iter(f"{ns}source") if len(s) == 0 and (s.text or "").strip()]
+    # A unit's own source only: XLIFF 1.2's <alt-trans> holds a translation memory's suggestions,
+    # whose <source>/<target> pairs are kept as the translator left them.
+    unit = f"{ns}trans-unit" if namespace == _XLIFF_1 else f"{ns}segment"
+    sources = [
+        s
+        for s in root.iter(f"{ns}source")
+        if s.getparent() is not None and s.getparent().tag == unit and len(s) == 0 and (s.text or "").strip()
+    ]
 
     def write(translations: list[str]) -> bytes:
         from lxml import etree
