@@ -220,3 +220,19 @@ def test_unspaced_terms_stand_for_every_occurrence_and_never_enter_markup(parts,
     assert MARKUP.findall(out["text"]) == MARKUP.findall(text)
     for kept in ("<code>東京</code>", "{東京}", 'title="東京"'):
         assert out["text"].count(kept) == text.count(kept)
+
+
+def test_an_unreachable_shared_store_is_a_503_not_a_500():
+    import asyncio
+    import socket
+
+    from translator.api.glossaries import ValkeyStore
+    from translator.contract.errors import Unavailable
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    store = ValkeyStore(f"redis://127.0.0.1:{port}", timeout_s=0.5)
+    for call in (store.get("00000000-0000-0000-0000-000000000000"), store.list()):
+        with pytest.raises(Unavailable, match="shared store"):
+            asyncio.run(call)

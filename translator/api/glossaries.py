@@ -13,19 +13,27 @@ the entries' shape and limits, translator/text/glossary.py the matching.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+import cachetools
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from translator.contract.errors import InvalidRequest, PayloadTooLarge, TranslationError, validation_message
+from translator.contract.errors import (
+    InvalidRequest,
+    PayloadTooLarge,
+    TranslationError,
+    Unavailable,
+    validation_message,
+)
 from translator.contract.glossary import (
     MAX_ENTRIES,
     MAX_NAME_CHARS,
@@ -142,6 +150,18 @@ class FileStore:
         return True
 
 
+@contextlib.asynccontextmanager
+async def _reachable() -> AsyncIterator[None]:
+    """A Valkey that does not answer is a 503 with Retry-After for the requests that need a stored
+    glossary (the sentence cache degrades to local; a glossary cannot: it would be silently dropped)."""
+    from redis.exceptions import RedisError
+
+    try:
+        yield
+    except RedisError as exc:
+        raise Unavailable(f"glossaries: the shared store does not answer ({type(exc).__name__})") from None
+
+
 class ValkeyStore:
     """Each glossary a JSON string at `glossary:<id>`, and their ids in the set `glossaries`."""
 
@@ -155,32 +175,36 @@ class ValkeyStore:
         )
 
     async def create(self, glossary: Glossary) -> None:
-        if await self._client.scard(self._SET) >= MAX_STORED_GLOSSARIES:
-            raise PayloadTooLarge("glossaries: number stored", MAX_STORED_GLOSSARIES)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.set(f"glossary:{glossary.glossary_id}", json.dumps(asdict(glossary), ensure_ascii=False))
-            pipe.sadd(self._SET, glossary.glossary_id)
-            await pipe.execute()
+        async with _reachable():
+            if await self._client.scard(self._SET) >= MAX_STORED_GLOSSARIES:
+                raise PayloadTooLarge("glossaries: number stored", MAX_STORED_GLOSSARIES)
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.set(f"glossary:{glossary.glossary_id}", json.dumps(asdict(glossary), ensure_ascii=False))
+                pipe.sadd(self._SET, glossary.glossary_id)
+                await pipe.execute()
 
     async def get(self, glossary_id: str) -> Glossary | None:
-        if not _valid_id(glossary_id):
-            return None
-        raw = await self._client.get(f"glossary:{glossary_id}")
-        return Glossary(**json.loads(raw)) if raw else None
+        async with _reachable():
+            if not _valid_id(glossary_id):
+                return None
+            raw = await self._client.get(f"glossary:{glossary_id}")
+            return Glossary(**json.loads(raw)) if raw else None
 
     async def list(self) -> list[Glossary]:
-        ids = sorted(i if isinstance(i, str) else i.decode() for i in await self._client.smembers(self._SET))
-        values = await self._client.mget([f"glossary:{i}" for i in ids]) if ids else []
-        return [Glossary(**json.loads(value)) for value in values if value]
+        async with _reachable():
+            ids = sorted(i if isinstance(i, str) else i.decode() for i in await self._client.smembers(self._SET))
+            values = await self._client.mget([f"glossary:{i}" for i in ids]) if ids else []
+            return [Glossary(**json.loads(value)) for value in values if value]
 
     async def delete(self, glossary_id: str) -> bool:
-        if not _valid_id(glossary_id):
-            return False
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.delete(f"glossary:{glossary_id}")
-            pipe.srem(self._SET, glossary_id)
-            deleted, _ = await pipe.execute()
-        return bool(deleted)
+        async with _reachable():
+            if not _valid_id(glossary_id):
+                return False
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.delete(f"glossary:{glossary_id}")
+                pipe.srem(self._SET, glossary_id)
+                deleted, _ = await pipe.execute()
+            return bool(deleted)
 
 
 LOCAL_DIRECTORY = Path(tempfile.gettempdir()) / "translator-glossaries"
@@ -188,6 +212,10 @@ LOCAL_DIRECTORY = Path(tempfile.gettempdir()) / "translator-glossaries"
 
 def store_for(shared_url: str | None, directory: Path = LOCAL_DIRECTORY) -> GlossaryStore:
     return ValkeyStore(shared_url) if shared_url else FileStore(directory)
+
+
+# Stored glossaries' Terms (each compiles its matcher once, on first use), by id and spelled pair.
+_COMPILED: cachetools.LRUCache[tuple[str, str, str], Terms] = cachetools.LRUCache(maxsize=64)
 
 
 def _same(code: str) -> str:
@@ -225,7 +253,11 @@ async def request_terms(
         )
     # In the request's own spelling, which the plan compares with; detection answers listed codes.
     from_lang = canonical(glossary.source_lang) if payload.from_lang == "auto" else payload.from_lang
-    return Terms(from_lang, payload.to_lang, glossary.entries)
+    key = (glossary.glossary_id, from_lang, payload.to_lang)
+    terms = _COMPILED.get(key)
+    if terms is None:  # a stored glossary never changes: its matcher is compiled once, not per request
+        terms = _COMPILED[key] = Terms(from_lang, payload.to_lang, glossary.entries)
+    return terms
 
 
 class NewGlossary(BaseModel):

@@ -82,7 +82,8 @@ async def translate_payload(
 
     # A large request is split in a thread: 500,000 characters take tens of milliseconds, which on
     # the worker's event loop every other request in that worker would wait out.
-    large = sum(len(record.text) for record in payload.records) > SPLIT_IN_THREAD_CHARS
+    # A glossary's matcher (up to 10,000 alternatives) compiles and matches in a thread too.
+    large = terms is not None or sum(len(record.text) for record in payload.records) > SPLIT_IN_THREAD_CHARS
     make = functools.partial(_plans, payload, sources, tokens, terms)
     plans = await asyncio.to_thread(make) if large else make()
     # All of a request's sentences go in one call: the scheduler merges them with other requests'

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from translator.contract import limits
-from translator.contract.errors import PayloadTooLarge, TranslationError, Unavailable
+from translator.contract.errors import GatewayTimeout, PayloadTooLarge, TranslationError, Unavailable
 from translator.contract.schemas import Payload, Record, TranslationResult
 from translator.documents.model import MAX_UNITS, Document, Unit
 
@@ -293,9 +293,14 @@ def adopt(
 
 
 async def _with_retries(call: Callable[[], Awaitable[TranslationResult]]) -> TranslationResult:
+    # What m2m-translate retries (m2m_tools/jobs/http_runner.py): a full or restarting engine
+    # (503), and a deadline missed at bulk priority under interactive load (504), which is the
+    # expected answer to bulk work then, not a reason to fail the whole document.
     for _ in range(MAX_RETRIES):
         try:
             return await call()
         except Unavailable as exc:
             await asyncio.sleep(min(exc.retry_after_s or 1.0, 10.0))
+        except GatewayTimeout:
+            await asyncio.sleep(1.0)
     return await call()
