@@ -94,3 +94,18 @@ def test_an_orphan_without_its_file_fails_with_the_reason_and_expires(tmp_path, 
     monkeypatch.setattr(jobs, "KEEP_S", -1.0)
     store.sweep()
     assert store.load(state["id"]) is None
+
+
+def test_orphans_do_not_hold_the_servers_slots_and_a_reused_pid_is_not_their_worker(tmp_path, monkeypatch):
+    store = jobs.JobStore(tmp_path)
+    monkeypatch.setattr(jobs, "MAX_ACTIVE_JOBS", 2)
+    for _ in range(2):
+        state = store.create("a.txt", "en", "fr", 1)
+        # A worker of a container that restarted: the same pid as this process, started earlier.
+        state.update(status="running", worker=f"{os.getpid()}@1")
+        store.save(state)
+    assert all(s.get("orphaned") for s in store.states())
+    for name in ("b.txt", "c.txt"):  # the orphans wait to be asked for; they take no slot
+        store.create(name, "en", "fr", 1)
+    with pytest.raises(Unavailable):
+        store.create("d.txt", "en", "fr", 1)

@@ -80,7 +80,8 @@ class JobStore:
     def create(self, filename: str, source: str, target: str, total: int, owner: str = "") -> dict[str, Any]:
         """`owner`: a digest of the API key, never the key."""
         self.sweep()
-        active = [state for state in self.states() if state["status"] in ("queued", "running")]
+        # A job whose worker died counts no more: it waits for someone to ask for it (then resumes).
+        active = [s for s in self.states() if s["status"] in ("queued", "running") and not s.get("orphaned")]
         stored = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file()) if self.root.is_dir() else 0
         if stored > MAX_STORED_BYTES:
             raise Unavailable(
@@ -102,6 +103,7 @@ class JobStore:
             "resultUrl": f"/documents/{job_id}/result",
             "created": time.time(),
             "pid": os.getpid(),
+            "worker": _worker(),
             "owner": owner,
         }
         self.folder(job_id).mkdir(parents=True, exist_ok=True)
@@ -119,7 +121,7 @@ class JobStore:
             state = json.loads((self.folder(job_id) / "state.json").read_text())
         except (KeyError, OSError, ValueError):
             return None
-        if state["status"] in ("queued", "running") and not _alive(state["pid"]):
+        if state["status"] in ("queued", "running") and not _alive(state["pid"], state.get("worker")):
             state["orphaned"] = True  # its worker is gone: `adopt` resumes it
         return dict(state)
 
@@ -149,7 +151,12 @@ class JobStore:
     def claim(self, state: dict[str, Any]) -> bool:
         """True in the one process that takes over an orphaned job (the others see the file)."""
         try:
-            os.close(os.open(self.folder(state["id"]) / f"claim.{state['pid']}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            os.close(
+                os.open(
+                    self.folder(state["id"]) / f"claim.{state.get('worker', state['pid'])}",
+                    os.O_CREAT | os.O_EXCL | os.O_WRONLY,
+                )
+            )
         except FileExistsError:
             return False
         return True
@@ -165,17 +172,43 @@ class JobStore:
     def sweep(self) -> None:
         now = time.time()
         for state in self.states():
-            if state.get("ended", now) < now - KEEP_S:
+            # An orphan nobody asked for within the keep time (a translate_file caller gone with
+            # its worker) goes too, or it would hold its files for ever.
+            since = state.get("ended", state["created"] if state.get("orphaned") else now)
+            if since < now - KEEP_S:
                 shutil.rmtree(self.folder(state["id"]), ignore_errors=True)
 
 
 def public(state: dict[str, Any]) -> dict[str, Any]:
     """A job's state as the API answers it."""
-    hidden = ("pid", "created", "ended", "fromLang", "toLang", "owner", "contentType", "orphaned")
+    hidden = ("pid", "worker", "created", "ended", "fromLang", "toLang", "owner", "contentType", "orphaned")
     return {k: v for k, v in state.items() if k not in hidden}
 
 
-def _alive(pid: int) -> bool:
+def _started(pid: int) -> str | None:
+    """A process's start time in clock ticks since boot (/proc/PID/stat, field 22): with its pid, a
+    name no later process has, where a pid alone is reused (a container restarted in the same pod
+    gets the same small pids, and would take its predecessor's jobs for its own)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]  # fields after the command name, which may hold spaces
+
+
+@functools.cache
+def _worker_of(pid: int) -> str:
+    return f"{pid}@{_started(pid)}"
+
+
+def _worker() -> str:
+    """This process's name for its jobs (by pid, so a forked child is not its parent)."""
+    return _worker_of(os.getpid())
+
+
+def _alive(pid: int, worker: str | None = None) -> bool:
+    if worker is not None:
+        return f"{pid}@{_started(pid)}" == worker
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -287,7 +320,7 @@ def adopt(
         state["ended"] = time.time()
         store.save(state)
         return state, None
-    state.update(pid=os.getpid(), status="queued")
+    state.update(pid=os.getpid(), worker=_worker(), status="queued")
     store.save(state)
     return state, run(store, state, document, translate)
 
