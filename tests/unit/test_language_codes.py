@@ -97,3 +97,18 @@ def test_the_one_resolver_of_the_loose_apis(sent, nllb, m2m100):
     assert resolve(sent, M2M100_TABLE.accepted) == m2m100
     if nllb is not None:  # whatever spelling it picks names the right language of the checkpoint
         assert NLLB_TABLE.to_model(nllb) is not None
+
+
+@pytest.mark.parametrize(("sent", "model"), [("ko", "kor_Hang"), ("no", None), ("nb", "nob_Latn"), ("fil", "tgl_Latn")])
+def test_a_language_of_one_script_takes_its_bare_code(sent, model):
+    # Korean's usual script in CLDR is Kore, NLLB's code kor_Hang: still the only Korean there is.
+    assert NLLB_TABLE.to_model(sent) == model
+
+
+def test_detection_answers_the_checkpoints_codes_on_nllb():
+    from translator.text.langdetect import detector_for
+
+    detector = detector_for(NLLB_TABLE.accepted)
+    korean = "안녕하세요, 오늘 날씨가 정말 좋네요. 산책하러 갈까요?"
+    norwegian = "Jeg heter Ola og jeg bor i Oslo sammen med familien min."
+    assert [detector.detect(text).language for text in (korean, norwegian)] == ["ko", "nb"]

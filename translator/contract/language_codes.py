@@ -47,12 +47,18 @@ class LanguageCodes:
         import langcodes
 
         parsed = [(code, *code.split("_", 1)) for code in self.model_codes if NLLB_CODE.match(code)]
+        # A language the checkpoint writes in one script only gets its bare code whatever CLDR's
+        # usual script (Korean's is `Kore`, the checkpoint's `kor_Hang`): `ko` is then unambiguous.
+        scripts: dict[str, int] = {}
+        for _, language, _ in parsed:
+            scripts[language] = scripts.get(language, 0) + 1
         # Direct codes first (`eng` is `en`), then macrolanguage replacements for what is left.
         for macro in (False, True):
             for code, language, script in parsed:
                 tag = langcodes.standardize_tag(language, macro=macro)
                 self._to_model.setdefault(f"{tag}-{script}", code)
-                if langcodes.Language.get(tag).maximize().script == script:
+                usual = langcodes.Language.get(tag).maximize().script
+                if usual == script or scripts[language] == 1:
                     if self._to_model.setdefault(tag, code) == code:
                         self._short[code] = min(self._short.get(code, tag), tag, key=len)
         for code, language, script in parsed:

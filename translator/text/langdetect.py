@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from translator.contract.language_codes import resolve
 from translator.text.segment import has_letters
 
 AUTO = "auto"
@@ -103,6 +104,19 @@ class LanguageDetector:
     def __init__(self, languages: Iterable[str]) -> None:
         self.languages = frozenset(languages)
         self._identifier = _identifier()
+        self._codes: dict[str, str] = {}  # detector label -> the checkpoint's code for it
+
+    def _code(self, label: str) -> str:
+        """The checkpoint's code for a detector label: M2M100's spelling where it has it, else the
+        one resolver's (NLLB-200 writes Norwegian Bokmål `nb` where M2M100 has `no`); the label
+        itself where the checkpoint lacks the language (so the detection says which it was)."""
+        code = self._codes.get(label)
+        if code is None:
+            mapped = DETECTOR_TO_M2M100.get(label, label)
+            if mapped not in self.languages:
+                mapped = resolve(label, self.languages) or resolve(mapped, self.languages) or mapped
+            code = self._codes.setdefault(label, mapped)
+        return code
 
     def detect(self, text: str) -> Detection:
         sample = _sample(text)
@@ -143,7 +157,7 @@ class LanguageDetector:
     def _scores(self, sample: str) -> dict[str, float]:
         scores: dict[str, float] = defaultdict(float)
         for label, probability in self._identifier.rank(sample):
-            scores[DETECTOR_TO_M2M100.get(label, label)] += probability
+            scores[self._code(label)] += probability
         return scores
 
     def _supported(self, scores: dict[str, float]) -> list[tuple[str, float]]:
