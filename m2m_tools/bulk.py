@@ -3,10 +3,13 @@
     m2m-translate corpus.jsonl --output corpus.fr.jsonl --url http://translator:9527 --from en --to fr
     m2m-translate lines.txt --output lines.ja.txt --model ./m2m100_418M --from en --to ja
     m2m-translate docs/ --output docs-de/ --url http://127.0.0.1:9527 --to de   # fromLang per JSONL line
+    m2m-translate manuals/ --output manuals-fr/ --url http://127.0.0.1:9527 --from en --to fr  # .docx, .md...
 
 INPUT is a JSONL file (``id``, ``text``, optional per-line ``fromLang``/``toLang``), a plain text
-file (one segment a line; ids are line numbers) or a folder of such files; OUTPUT gets the same
-form, the same order, one line per input record. Through a running service (``--url``, many
+file (one segment a line; ids are line numbers), a document (.docx, .srt, .html, .po... as the
+service's ``POST /documents`` takes: its text units are the records) or a folder of such files;
+OUTPUT gets the same form, the same order, one line per input record (a document: the same file
+with its text translated). Through a running service (``--url``, many
 requests in flight at bulk priority) or in-process (``--model``, the service's own pipeline): the
 same translations. Work is cut into chunks checkpointed under ``OUTPUT.m2m-job/``; killed, the
 same command resumes where it stopped, and run again once finished it translates nothing. Each
@@ -24,6 +27,7 @@ from pathlib import Path
 
 from m2m_tools.cli import configure_logging, with_tqdm_logging
 from m2m_tools.corpus import JSONL, TEXT, CorpusError, FileUnit, plan_units, write_rejects
+from m2m_tools.documents import DOCUMENT, DocumentError, DocumentUnit
 from m2m_tools.jobs.checkpoint import CheckpointError, exclusive
 from m2m_tools.jobs.job import JobError, Options, UnitState, run_job
 from m2m_tools.jobs.options import add_system_arguments, runner_from_args
@@ -48,12 +52,16 @@ def _parser() -> argparse.ArgumentParser:
         epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", type=Path, help="JSONL or text file, or a folder of them")
+    parser.add_argument("input", type=Path, help="JSONL, text file or document, or a folder of them")
     parser.add_argument("--output", type=Path, required=True, help="file (or folder, for a folder input) to write")
     add_system_arguments(parser, 32, "HTTP requests in flight")
     parser.add_argument("--from", dest="source", help="source language of every record (JSONL: unless fromLang)")
     parser.add_argument("--to", dest="target", help="target language of every record (JSONL: unless toLang)")
-    parser.add_argument("--format", choices=(JSONL, TEXT), help="input format (default: by extension, .jsonl)")
+    parser.add_argument(
+        "--format",
+        choices=(JSONL, TEXT, DOCUMENT),
+        help="input format (default: by extension: .jsonl, .ndjson; a document's; text otherwise, .txt too)",
+    )
     parser.add_argument("--records-per-request", type=int, default=8, help="records per request (default: %(default)s)")
     parser.add_argument(
         "--chunk-size", type=int, default=256, help="records per checkpointed chunk (default: %(default)s)"
@@ -94,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             )
             rejected = write_rejects(rejects_path, units)
-    except (CorpusError, CheckpointError, JobError) as exc:
+    except (CorpusError, DocumentError, CheckpointError, JobError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - CLI output
         return EXIT_BAD_INPUT
     except RunnerError as exc:
@@ -113,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _write_output(state: UnitState) -> None:
     unit = state.unit
-    assert isinstance(unit, FileUnit)
+    assert isinstance(unit, FileUnit | DocumentUnit)
     unit.write_output(state.log, state.done)
     logger.debug("wrote %s", unit.output)
 

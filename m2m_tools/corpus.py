@@ -1,4 +1,4 @@
-"""What `m2m-translate` reads and writes: JSONL, plain text, or a folder of such files.
+"""What `m2m-translate` reads and writes: JSONL, plain text, documents, or a folder of them.
 
 * **JSONL** (``.jsonl``, ``.ndjson``): one JSON object a line, ``{"id", "text"}`` plus optional
   ``fromLang`` / ``toLang`` that override ``--from`` / ``--to`` for that line. Written back as
@@ -6,6 +6,8 @@
   Blank lines are not records and are not written back.
 * **plain text** (anything else): one segment a line; a record's id is its line number (from 1).
   Written back line for line; a rejected line as an empty line (its reason is in the rejects file).
+* **documents** (.docx, .srt, .html, .po...: every format but .txt that the service's
+  `POST /documents` reads): by the service's reader and writer, m2m_tools/documents.py.
 * **a folder**: every file in it and below (hidden ones excepted), each in its own format, written
   to the same relative path under the output folder.
 
@@ -17,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from m2m_tools.documents import DOCUMENT, DOCUMENT_SUFFIXES, DocumentUnit
 from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer
 from m2m_tools.jobs.job import Entry, Invalid, Item
 
@@ -38,7 +41,10 @@ class CorpusError(ValueError):
 def detect_format(path: Path, forced: str | None = None) -> str:
     if forced:
         return forced
-    return JSONL if path.suffix.lower() in JSONL_SUFFIXES else TEXT
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        return JSONL
+    return DOCUMENT if suffix in DOCUMENT_SUFFIXES else TEXT
 
 
 @dataclass
@@ -150,9 +156,12 @@ class FileUnit:
             out.write(json.dumps({"id": record_id, "text": text}, ensure_ascii=False) + "\n")
 
 
+OutputUnit = FileUnit | DocumentUnit
+
+
 def plan_units(
     input_path: Path, output: Path, *, source: str | None, target: str | None, forced_format: str | None
-) -> list[FileUnit]:
+) -> list[OutputUnit]:
     """The job's files: the input file, or every file under the input folder."""
     if input_path.is_file():
         if output.is_dir():
@@ -173,10 +182,16 @@ def plan_units(
         raise CorpusError(f"{input_path}: no such file or folder")
     if any(path.resolve() == out.resolve() for path, out, _ in files):
         raise CorpusError(f"--output {output} would overwrite the input")
-    return [FileUnit(path, out, detect_format(path, forced_format), name, source, target) for path, out, name in files]
+    return [_unit(path, out, detect_format(path, forced_format), name, source, target) for path, out, name in files]
 
 
-def write_rejects(path: Path, units: list[FileUnit]) -> int:
+def _unit(path: Path, output: Path, fmt: str, name: str, source: str | None, target: str | None) -> OutputUnit:
+    if fmt == DOCUMENT:
+        return DocumentUnit(path, output, name, source, target)
+    return FileUnit(path, output, fmt, name, source, target)
+
+
+def write_rejects(path: Path, units: Sequence[OutputUnit]) -> int:
     """All rejected records, in input order, atomically; no file (and no stale one) when there are none."""
     rejected = [row for unit in units for row in unit.rejected]
     if not rejected:

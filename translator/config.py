@@ -183,6 +183,24 @@ class Admission:
     max_concurrency: Positive = 256
 
 
+@dataclass(frozen=True, config=_SECTION)
+class Documents:
+    """Document jobs (translator/documents/jobs.py): where they are kept, how many, how long."""
+
+    # Relative: in the server's BENTOML_HOME, one folder per server that its API workers share and
+    # no other server on the machine counts or adopts jobs from (a test's servers each have a home).
+    folder: Annotated[str, Field(min_length=1, strict=True)] = "documents"
+    keep_s: PositiveFloat = 3600.0  # a job's files (its result) are deleted this long after it ended
+    max_jobs: Positive = 32  # queued or running on the server, every key's together; past it 503
+    max_jobs_per_key: Positive = 4  # ... of one API key (keys on); past it 429
+    # Sources and results kept; past it new uploads get 503. The deployment's BENTOML_HOME is an
+    # emptyDir of 256 MiB, which the pod must not outgrow.
+    max_stored_bytes: Positive = 128 * 1024 * 1024
+
+    def path(self) -> Path:
+        return Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / self.folder
+
+
 # An API key this short is guessable; the keys are compared in constant time, not rate-limited.
 MIN_API_KEY_CHARS = 16
 
@@ -222,6 +240,7 @@ class Settings:
     cache: Cache = field(default_factory=Cache)
     admission: Admission = field(default_factory=Admission)
     auth: Auth = field(default_factory=Auth)
+    documents: Documents = field(default_factory=Documents)
 
 
 class _Loose(BaseModel):
@@ -241,6 +260,7 @@ class _ApiTranslation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     admission: Admission = Field(default_factory=Admission)
     auth: Auth = Field(default_factory=Auth)
+    documents: Documents = Field(default_factory=Documents)
 
 
 class _Service(_Loose):
@@ -317,6 +337,7 @@ def load_settings(path: Path | None = None) -> Settings:
         cache=parsed.services.engine.translation.cache,
         admission=parsed.services.api.translation.admission,
         auth=parsed.services.api.translation.auth,
+        documents=parsed.services.api.translation.documents,
     )
 
 
@@ -328,6 +349,7 @@ _SECTIONS = {
     ("services", API_SERVICE, "translation"),
     ("services", API_SERVICE, "translation", "admission"),
     ("services", API_SERVICE, "translation", "auth"),
+    ("services", API_SERVICE, "translation", "documents"),
     ("services", ENGINE_SERVICE, "batching"),
     ("services", ENGINE_SERVICE, "translation"),
     ("services", ENGINE_SERVICE, "translation", "engine"),

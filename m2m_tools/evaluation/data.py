@@ -11,6 +11,9 @@ Two formats are read:
   order (so a folder can hold several bilingual sets that are not multi-way parallel). An optional
   ``directions.txt`` lists the directions to score, one ``src-tgt`` a line (``#`` starts a
   comment); without it, every ordered pair of languages that share a set is scored.
+* a folder of parallel documents: one subfolder per language holding documents of the same names
+  (``en/manual.docx``, ``fr/manual.docx``), their text units the segments; a name is a set
+  (m2m_tools/evaluation/documents.py).
 * JSONL, one segment a line: ``{"src_lang", "tgt_lang", "source", "reference"}`` (other keys, such
   as ``id``, are ignored). Directions are those present, in first-seen order.
 
@@ -84,7 +87,7 @@ class DirectionData:
 @dataclass(frozen=True)
 class EvalData:
     path: Path
-    format: str  # "flores" | "jsonl"
+    format: str  # "flores" | "documents" | "jsonl"
     directions: dict[str, DirectionData] = field(default_factory=dict)
 
     @property
@@ -126,14 +129,19 @@ def load_eval_data(path: str | Path, directions: Sequence[str] | None = None) ->
 
 def load_flores(folder: Path) -> EvalData:
     sets = _read_sets(folder)
+    kind = "flores"
     if not sets:
         split = next((folder / name for name in FLORES200_SPLITS if (folder / name).is_dir()), None)
         if split is not None:
             logger.info("%s: reading Flores-200's %s split", folder, split.name)
             return load_flores(split)
+        from m2m_tools.evaluation.documents import document_sets
+
+        sets, kind = document_sets(folder, DataError), "documents"
     if not sets:
         raise DataError(
-            f"{folder}: no language files; expected '<lang>.txt' or '<name>.<lang>' files with one segment a line"
+            f"{folder}: no language files; expected '<lang>.txt' or '<name>.<lang>' files with one segment a line, "
+            "or one folder per language of documents with the same names"
         )
     listed = folder / DIRECTIONS_FILE
     if listed.is_file():
@@ -144,7 +152,7 @@ def load_flores(folder: Path) -> EvalData:
     directions = {}
     for direction in wanted:
         directions[direction.name] = _direction_from_sets(folder, sets, direction)
-    return EvalData(folder, "flores", directions)
+    return EvalData(folder, kind, directions)
 
 
 def parse_directions(lines: Iterable[str], where: str) -> list[Direction]:

@@ -261,7 +261,12 @@ def _run_parser() -> argparse.ArgumentParser:
         epilog="Compare two reports: m2m-eval compare OLD.json NEW.json [--max-drop 1.0]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--data", type=Path, required=True, help="FLORES-style folder or JSONL test set")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="FLORES-style folder, folder of parallel documents (one subfolder per language) or JSONL test set",
+    )
     parser.add_argument("--output", type=Path, required=True, help="folder for the report and checkpoints")
     add_system_arguments(parser, 8, "HTTP requests in flight")
     parser.add_argument("--directions", help="comma-separated subset, e.g. en-fr,fr-en (default: all)")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import json
 import logging
 import os
@@ -95,6 +96,13 @@ def atomic_writer(path: Path) -> Iterator[IO[str]]:
 def atomic_write_text(path: Path, text: str) -> None:
     with atomic_writer(path) as handle:
         handle.write(text)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """`atomic_writer` for a binary file (a translated document)."""
+    with atomic_writer(path) as handle:
+        assert isinstance(handle, io.TextIOWrapper)
+        handle.buffer.write(data)  # nothing went through the text layer: no mix of the two
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -166,15 +166,16 @@ class HttpRunner:
         own = list(model_codes.values()) if isinstance(model_codes, dict) else []
         return frozenset(str(code) for code in [*codes, *own])
 
-    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
+    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[str]:
         ids = [str(i) for i in range(len(texts))]
-        body = {
-            "payload": {
-                "fromLang": source,
-                "toLang": target,
-                "records": [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
-            }
+        payload: dict[str, Any] = {
+            "fromLang": source,
+            "toLang": target,
+            "records": [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
         }
+        if fmt != "text":
+            payload["format"] = fmt  # a plain corpus's requests stay as they always were
+        body = {"payload": payload}
         answer = await self._request("POST", "/translation", body)
         return records_from(answer, ids, f"POST {self.url}/translation")
 

@@ -44,6 +44,8 @@ class Item:
     text: str
     source: str | None
     target: str | None
+    # The native API's `format`: "html" for a document's units that carry inline tags.
+    fmt: str = "text"
 
 
 @dataclass(frozen=True)
@@ -262,19 +264,19 @@ class _Run:
     async def translate_entries(self, entries: list[Entry]) -> tuple[list[str | None], dict[int, str], int]:
         texts: list[str | None] = [None] * len(entries)
         rejects: dict[int, str] = {}
-        groups: dict[tuple[str, str], list[int]] = {}
+        groups: dict[tuple[str, str, str], list[int]] = {}
         for offset, entry in enumerate(entries):
             reason = self._check(entry)
             if reason is not None:
                 rejects[offset] = reason
                 continue
             assert isinstance(entry, Item) and entry.source and entry.target
-            groups.setdefault((entry.source, entry.target), []).append(offset)
+            groups.setdefault((entry.source, entry.target, entry.fmt), []).append(offset)
 
-        async def send(pair: tuple[str, str], offsets: list[int]) -> None:
+        async def send(pair: tuple[str, str, str], offsets: list[int]) -> None:
             sources = [entries[o] for o in offsets]
             try:
-                got = await self.runner.translate(pair[0], pair[1], [e.text for e in sources])  # type: ignore[union-attr]
+                got = await self.runner.translate(pair[0], pair[1], [e.text for e in sources], pair[2])  # type: ignore[union-attr]
             except RequestRejected as exc:
                 if len(offsets) > 1:
                     # Which record is at fault? Each again on its own; the others go through.

@@ -116,7 +116,7 @@ class LocalRunner:
     async def languages(self) -> frozenset[str] | None:
         return self._languages
 
-    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]:
+    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[str]:
         from translator.api.pipeline import translate_payload
 
         assert self._translator is not None and self._scheduler is not None, "start() first"
@@ -124,6 +124,7 @@ class LocalRunner:
             fromLang=source,
             toLang=target,
             records=[Record(id=str(i), text=text) for i, text in enumerate(texts)],
+            format=fmt,  # type: ignore[arg-type]
         )
         try:
             result = await translate_payload(payload, self._languages, self._engine)

@@ -44,7 +44,9 @@ class Runner(Protocol):
 
     async def languages(self) -> frozenset[str] | None: ...
 
-    async def translate(self, source: str, target: str, texts: Sequence[str]) -> list[str]: ...
+    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[str]:
+        """`fmt`: the native API's `format` ("text" or "html")."""
+        ...
 
 
 def plan_requests(texts: Sequence[str], records_per_request: int) -> list[range]:

@@ -169,3 +169,24 @@ def test_killed_with_sigkill_and_resumed_redoes_only_the_chunks_in_flight(server
     assert checkpoint.read_bytes() == state
     assert (work / "out.jsonl").read_bytes() == output
     assert f"{RECORDS} already done, 0 translated now" in again.stderr
+
+
+def test_a_folder_of_documents_through_the_server_and_in_process_is_the_same(server, fixture_model, tmp_path):
+    # A .docx's bold run goes as `format: "html"` to the server: its tags placed around its words.
+    from harness import documents
+
+    (a, ta), (b, tb), (c, tc), *_ = [
+        (s, t) for src, tgt, s, t in sentence_pairs(load_corpus()) if (src, tgt) == ("en", "de")
+    ]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "report.docx").write_bytes(documents.docx([[(a + " ", False), (b, True)], [(c, True)]]))
+    (tmp_path / "in" / "film.srt").write_bytes(documents.srt([a, f"{b}\r\n{c}"]))
+    languages = ["--from", "en", "--to", "de"]
+    http = translate(["in", "--output", "http", "--url", server.url, *languages], tmp_path)
+    local = translate(["in", "--output", "local", "--model", str(fixture_model), *languages], tmp_path)
+    for done in (http, local):
+        assert done.returncode == 0, done.stderr
+    docx = (tmp_path / "http" / "report.docx").read_bytes()
+    assert documents.docx_runs(docx) == [[(ta + " ", False), (tb, True)], [(tc, True)]]
+    assert docx == (tmp_path / "local" / "report.docx").read_bytes()
+    assert (tmp_path / "http" / "film.srt").read_bytes() == documents.srt([ta, f"{tb}\r\n{tc}"])

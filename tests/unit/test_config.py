@@ -13,6 +13,7 @@ from translator.config import (
     DEFAULT_CONFIG_PATH,
     ENGINE_SERVICE,
     ConfigError,
+    Documents,
     Engine,
     config_path,
     load_settings,
@@ -78,6 +79,11 @@ def test_forced_new_tokens_is_off_in_the_repository_config_and_read_when_set(tmp
 
 ENG = f"services.{ENGINE_SERVICE}.translation.engine"
 GEN = f"services.{ENGINE_SERVICE}.translation.generation"
+DOCS = f"services.{API_SERVICE}.translation.documents"
+
+
+def documents(section: object) -> dict:
+    return {"services": {API_SERVICE: {"translation": {"documents": section}}}}
 
 
 @pytest.mark.parametrize(
@@ -135,6 +141,12 @@ GEN = f"services.{ENGINE_SERVICE}.translation.generation"
             f"{GEN}.forced_new_tokens: Input should be greater",
         ),
         (engine({"generation": {"beams": 2}}), f"{GEN}.beams: unknown key (got 2)"),
+        (documents({"max_jobs": 0}), f"{DOCS}.max_jobs: Input should be greater than 0 (got 0)"),
+        (documents({"max_jobs_per_key": "4"}), f"{DOCS}.max_jobs_per_key: Input should be a valid integer"),
+        (documents({"keep_s": -1}), f"{DOCS}.keep_s: Input should be greater than 0 (got -1)"),
+        (documents({"max_stored_bytes": 1.5}), f"{DOCS}.max_stored_bytes: Input should be a valid integer"),
+        (documents({"folder": ""}), f"{DOCS}.folder: String should have at least 1 character"),
+        (documents({"dir": "/tmp"}), f"{DOCS}.dir: unknown key"),
         (engine({"engines": {}}), f"services.{ENGINE_SERVICE}.translation.engines: unknown key"),
         (engine({"engine": "fast"}), f"{ENG}: Input should be a dictionary"),
         (
@@ -200,6 +212,18 @@ def test_workers_cpu_count_is_accepted_and_passed_on(tmp_path):
     for bad in (0, -1, "two"):
         with pytest.raises(ConfigError, match=f"services.{API_SERVICE}.workers"):
             load_settings(write(tmp_path, {"services": {API_SERVICE: {"workers": bad}}}))
+
+
+def test_documents_defaults_and_folder_in_the_servers_home(tmp_path, monkeypatch):
+    # As shipped: what the jobs had as constants before (translator/documents/jobs.py).
+    shipped = load_settings(DEFAULT_CONFIG_PATH).documents
+    assert shipped == Documents() == Documents("documents", 3600.0, 32, 4, 128 * 1024 * 1024)
+    monkeypatch.setenv("BENTOML_HOME", str(tmp_path))
+    assert shipped.path() == tmp_path / "documents"
+    # An absolute folder is taken as it is; an empty section is the defaults.
+    settings = load_settings(write(tmp_path, documents({"folder": "/srv/jobs", "max_jobs_per_key": 2})))
+    assert (settings.documents.path(), settings.documents.max_jobs_per_key) == (Path("/srv/jobs"), 2)
+    assert load_settings(write(tmp_path, documents(None))).documents == Documents()
 
 
 def test_missing_file_is_a_clear_error(tmp_path):

@@ -1,5 +1,5 @@
-"""The document jobs' store without a server: limits per key and per server, a dead worker's job
-resumed where it stopped (or failed with the reason), expiry."""
+"""The document jobs' store without a server: limits per key and per server (as the configuration
+sets them), a dead worker's job resumed where it stopped (or failed with the reason), expiry."""
 
 from __future__ import annotations
 
@@ -7,10 +7,15 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from harness.corpus import corpus_sentences
+from translator.config import API_SERVICE, Documents, load_settings
 from translator.contract.errors import Unavailable
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.documents import jobs
@@ -19,27 +24,38 @@ from translator.documents.formats import read_document_safely
 PAIRS = [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == ("en", "fr")]
 
 
-def test_jobs_per_key_and_per_server(tmp_path, monkeypatch):
-    store = jobs.JobStore(tmp_path)
+def in_folder(folder: Path, **limits: Any) -> jobs.JobStore:
+    return jobs.JobStore(Documents(folder=str(folder), **limits))
+
+
+def test_jobs_per_key_and_per_server_as_the_configuration_sets_them(tmp_path):
+    # Through the configuration file, as a server reads it: the limits it sets are the ones kept.
+    config = tmp_path / "config.yaml"
+    section = {"folder": str(tmp_path / "jobs"), "max_jobs_per_key": 2, "max_jobs": 3}
+    config.write_text(yaml.safe_dump({"services": {API_SERVICE: {"translation": {"documents": section}}}}))
+    store = jobs.JobStore(load_settings(config).documents)
+    assert store.root == tmp_path / "jobs"
     alice, bob = jobs.owner_of(b"alice-key"), jobs.owner_of(b"bob-key")
     assert alice != bob and b"alice" not in alice.encode()
-    for _ in range(jobs.MAX_JOBS_PER_KEY):
+    for _ in range(2):
         store.create("a.txt", "en", "fr", 1, alice)
-    with pytest.raises(jobs.JobsPerKey) as refused:
+    with pytest.raises(jobs.JobsPerKey, match="at most 2 documents") as refused:
         store.create("a.txt", "en", "fr", 1, alice)
     assert refused.value.status == 429 and refused.value.headers()["Retry-After"]
     state = store.create("b.txt", "en", "fr", 1, bob)
     assert jobs.public(state).keys() == {"id", "status", "filename", "progress", "resultUrl"}
-    monkeypatch.setattr(jobs, "MAX_ACTIVE_JOBS", jobs.MAX_JOBS_PER_KEY + 1)
-    with pytest.raises(Unavailable):
+    with pytest.raises(Unavailable, match="3 documents are being translated"):
         store.create("c.txt", "en", "fr", 1, jobs.owner_of(b"carol-key"))
+    # The shipped limits take more of one key than 2.
+    default = in_folder(tmp_path / "other")
+    for _ in range(Documents().max_jobs_per_key):
+        default.create("a.txt", "en", "fr", 1, alice)
 
 
-def test_stored_bytes_are_bounded(tmp_path, monkeypatch):
-    store = jobs.JobStore(tmp_path)
+def test_stored_bytes_are_bounded(tmp_path):
+    store = in_folder(tmp_path, max_stored_bytes=4000)
     state = store.create("a.txt", "en", "fr", 1)
     store.save_source(state["id"], b"x" * 5000)
-    monkeypatch.setattr(jobs, "MAX_STORED_BYTES", 4000)
     with pytest.raises(Unavailable, match="storage"):
         store.create("b.txt", "en", "fr", 1)
 
@@ -51,7 +67,7 @@ def _dead_pid() -> int:
 
 def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
     (a, ta), (b, tb), (c, tc), *_ = PAIRS
-    store = jobs.JobStore(tmp_path)
+    store = in_folder(tmp_path)
     source = f"{a}\n{b}\n{c}\n".encode()
     state = store.create("a.txt", "en", "fr", 3)
     store.save_source(state["id"], source)
@@ -81,8 +97,8 @@ def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
     assert store.result_path(state["id"]).read_bytes() == f"ALREADY\n{tb}\n{tc}\n".encode()
 
 
-def test_an_orphan_without_its_file_fails_with_the_reason_and_expires(tmp_path, monkeypatch):
-    store = jobs.JobStore(tmp_path)
+def test_an_orphan_without_its_file_fails_with_the_reason_and_expires(tmp_path):
+    store = in_folder(tmp_path)
     state = store.create("a.txt", "en", "fr", 3)
     state.update(status="running", pid=_dead_pid())
     store.save(state)
@@ -91,14 +107,15 @@ def test_an_orphan_without_its_file_fails_with_the_reason_and_expires(tmp_path, 
     failed, work = jobs.adopt(store, orphan, read_document_safely, None)  # type: ignore[arg-type]
     assert work is None and failed["status"] == "failed" and "restarted" in failed["error"]
     assert store.load("../../etc/passwd") is None and store.load("0" * 32) is None
-    monkeypatch.setattr(jobs, "KEEP_S", -1.0)
     store.sweep()
+    assert store.load(state["id"]) is not None  # kept keep_s (an hour) after it ended
+    time.sleep(0.02)
+    in_folder(tmp_path, keep_s=0.01).sweep()
     assert store.load(state["id"]) is None
 
 
-def test_orphans_do_not_hold_the_servers_slots_and_a_reused_pid_is_not_their_worker(tmp_path, monkeypatch):
-    store = jobs.JobStore(tmp_path)
-    monkeypatch.setattr(jobs, "MAX_ACTIVE_JOBS", 2)
+def test_orphans_do_not_hold_the_servers_slots_and_a_reused_pid_is_not_their_worker(tmp_path):
+    store = in_folder(tmp_path, max_jobs=2)
     for _ in range(2):
         state = store.create("a.txt", "en", "fr", 1)
         # A worker of a container that restarted: the same pid as this process, started earlier.

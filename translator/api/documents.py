@@ -66,12 +66,13 @@ def _language(value: str | None, name: str, supported: Collection[str], auto: bo
     return code
 
 
-async def _start(upload: Any, source: str, target: str, service: Service, key: bytes | None) -> dict[str, Any]:
+async def _start(
+    store: jobs.JobStore, upload: Any, source: str, target: str, service: Service, key: bytes | None
+) -> dict[str, Any]:
     filename = upload.filename or "document"
     data = await upload.read()
     document: Document = await asyncio.to_thread(read_document_safely, filename, data, target)
     jobs.check_size(document)
-    store = jobs.JobStore()
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state["contentType"] = document.content_type
     store.save_source(state["id"], data)  # a restarted worker's job resumes from it
@@ -91,7 +92,10 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    store = jobs.JobStore()
+    from translator.config import load_settings
+
+    # The settings' `documents` section: folder, limits, keep time (read once per worker).
+    store = jobs.JobStore(load_settings().documents)
 
     async def create(request: Request) -> Response:
         service = get_service()
@@ -100,7 +104,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             languages = service.handler.languages
             source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)
-            state = await _start(upload, source, target, service, bearer_token(request.scope["headers"]))
+            state = await _start(store, upload, source, target, service, bearer_token(request.scope["headers"]))
         except TranslationError as exc:
             return http_response(exc)
         return JSONResponse(jobs.public(state), status_code=202)
@@ -153,7 +157,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             target = _language(fields.get("target"), "target", languages, auto=False)
             offered = fields.get("api_key")
             key = offered.encode("utf-8") if offered else bearer_token(request.scope["headers"])
-            state = await _start(upload, source, target, service, key)
+            state = await _start(store, upload, source, target, service, key)
             await _wait(state["id"], request)
             final = store.load(state["id"]) or state
             if final["status"] != "done":
@@ -183,7 +187,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
 
 async def _wait(job_id: str, request: Any) -> None:
     """Until the job's task ends. A client that goes stops waiting (CallerGone), not the job: its
-    result stays downloadable, as any job's, for jobs.KEEP_S."""
+    result stays downloadable, as any job's, for the settings' `documents.keep_s`."""
     from translator.api.disconnect import unless_disconnected
 
     task = _RUNNING.get(job_id)

@@ -1,8 +1,8 @@
 """Document jobs: a file translated in the background, its state on disk for every API worker.
 
-A job's state, source and result live in a folder of `JOBS_DIR` (shared by the API workers of one
-server, which answer `GET /documents/{id}` for jobs another worker runs). The worker that took the
-upload translates it: its units go through the same handler as `POST /translation`, in requests of
+A job's state, source and result live in the settings' `documents.folder` (shared by the API
+workers of one server, which answer `GET /documents/{id}` for jobs another worker runs). The worker
+that took the upload translates it: its units go through the same handler as `POST /translation`, in requests of
 at most `CHUNK_RECORDS` records (`CHUNKS_IN_FLIGHT` at once) at bulk priority (`Priority: u=7`),
 so a document's sentences share batches with everyone's and yield to interactive requests. A job
 whose worker is gone (restarted) is resumed by the next worker asked about it, from the units
@@ -24,19 +24,14 @@ from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from translator.config import Documents
 from translator.contract import limits
 from translator.contract.errors import GatewayTimeout, PayloadTooLarge, TranslationError, Unavailable
 from translator.contract.schemas import Payload, Record, TranslationResult
 from translator.documents.model import MAX_UNITS, Document, Unit
 
-# In the server's BentoML home by default: one folder per server, which its API workers share and
-# no other server on the machine counts or adopts jobs from (a test's servers each have a home).
-JOBS_DIR = Path(
-    os.environ.get("TRANSLATOR_DOCUMENTS_DIR")
-    or Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / "documents"
-)
-# A job's files are deleted this long after it ended: its result is downloadable until then.
-KEEP_S = 3600.0
+# Where jobs are kept, how many at once and how long: the settings' `documents` section
+# (translator/config.py, bentoconfiguration.yaml's services.Translation.translation.documents).
 # As m2m-translate sends bulk work (m2m_tools/bulk.py's defaults): small requests, several in
 # flight, so that each stays well inside the latency objective and the batches stay mixed.
 CHUNK_RECORDS = 8
@@ -45,13 +40,6 @@ CHUNKS_IN_FLIGHT = 4
 BULK_HEADERS = {"priority": "u=7"}
 # A chunk refused by a busy engine (503) is sent again after its Retry-After, this many times.
 MAX_RETRIES = 60
-# Jobs queued or running on this server at once (every key's together), and of one API key.
-MAX_ACTIVE_JOBS = 32
-MAX_JOBS_PER_KEY = 4
-# Bytes the folder may hold (sources, results of the last KEEP_S): past it new uploads wait (503).
-# The deployment's BENTOML_HOME is an emptyDir of 256 MiB, which the pod must not outgrow.
-MAX_STORED_BYTES = 128 * 1024 * 1024
-
 Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
 
 
@@ -68,8 +56,9 @@ def owner_of(token: bytes | None) -> str:
 
 
 class JobStore:
-    def __init__(self, root: Path = JOBS_DIR) -> None:
-        self.root = root
+    def __init__(self, settings: Documents) -> None:
+        self.settings = settings
+        self.root = settings.path()
 
     def folder(self, job_id: str) -> Path:
         # Only ids this module made: 32 hex digits, never a path.
@@ -83,15 +72,18 @@ class JobStore:
         # A job whose worker died counts no more: it waits for someone to ask for it (then resumes).
         active = [s for s in self.states() if s["status"] in ("queued", "running") and not s.get("orphaned")]
         stored = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file()) if self.root.is_dir() else 0
-        if stored > MAX_STORED_BYTES:
+        bounds = self.settings
+        if stored > bounds.max_stored_bytes:
             raise Unavailable(
                 "the documents kept for download fill this server's storage; retry later", retry_after_s=60
             )
-        if len(active) >= MAX_ACTIVE_JOBS:
-            raise Unavailable(f"{MAX_ACTIVE_JOBS} documents are being translated; retry later", retry_after_s=30)
+        if len(active) >= bounds.max_jobs:
+            raise Unavailable(f"{bounds.max_jobs} documents are being translated; retry later", retry_after_s=30)
         # Keys off (no owner): the server's bound only, everyone being one "key".
-        if owner and sum(1 for state in active if state.get("owner") == owner) >= MAX_JOBS_PER_KEY:
-            raise JobsPerKey(f"at most {MAX_JOBS_PER_KEY} documents of one API key are translated at once; retry later")
+        if owner and sum(1 for state in active if state.get("owner") == owner) >= bounds.max_jobs_per_key:
+            raise JobsPerKey(
+                f"at most {bounds.max_jobs_per_key} documents of one API key are translated at once; retry later"
+            )
         job_id = uuid.uuid4().hex
         state = {
             "id": job_id,
@@ -175,7 +167,7 @@ class JobStore:
             # An orphan nobody asked for within the keep time (a translate_file caller gone with
             # its worker) goes too, or it would hold its files for ever.
             since = state.get("ended", state["created"] if state.get("orphaned") else now)
-            if since < now - KEEP_S:
+            if since < now - self.settings.keep_s:
                 shutil.rmtree(self.folder(state["id"]), ignore_errors=True)
 
 

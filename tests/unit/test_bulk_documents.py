@@ -1,0 +1,125 @@
+"""Documents in the offline tools, in-process with the fixture model: `m2m-translate` translates a
+folder of documents (.docx, .srt, .md beside a .txt corpus) through the service's own readers and
+writers, resumably; `m2m-eval` scores a folder of parallel documents by their text units.
+
+Through a real server (`--url`, HTML units sent as `format: "html"`) in tests/e2e/test_bulk.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import documents
+from harness.corpus import corpus_sentences
+from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, main
+from m2m_tools.evaluation.data import DataError, load_eval_data
+from m2m_tools.evaluation.evaluate import RunOptions, evaluate
+from m2m_tools.jobs.local_runner import LocalRunner
+from translator.contract import limits
+
+EN_DE = [(text, de) for src, tgt, text, de in corpus_sentences() if (src, tgt) == ("en", "de")]
+(A, TA), (B, TB), (C, TC), *_ = EN_DE
+
+
+def run(*args: str | Path) -> int:
+    return main([str(a) for a in args] + ["--no-progress"])
+
+
+def folder_of_documents(root: Path) -> None:
+    (root / "sub").mkdir(parents=True)
+    (root / "report.docx").write_bytes(documents.docx([[(A + " ", False), (B, True)], [(C, True)]]))
+    (root / "sub" / "film.srt").write_bytes(documents.srt([A, f"{B}\r\n{C}"]))
+    (root / "sub" / "notes.md").write_text(f"# {A}\n\n```\n{B}\n```\n- {C}\n", encoding="utf-8")
+    (root / "lines.txt").write_text(f"{B}\n{C}\n", encoding="utf-8")  # a .txt stays a line-aligned corpus
+
+
+def test_a_folder_of_documents_keeps_names_and_structure_and_resumes(fixture_model, tmp_path, capsys):
+    folder_of_documents(tmp_path / "in")
+    out = tmp_path / "out"
+    args = (tmp_path / "in", "--output", out, "--model", fixture_model, "--from", "en", "--to", "de")
+    assert run(*args) == EXIT_OK
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "lines.txt",
+        "report.docx",
+        "sub/film.srt",
+        "sub/notes.md",
+    ]
+    # Bold runs around their words, cue numbers and timings, code fences: as POST /documents does.
+    assert documents.docx_runs((out / "report.docx").read_bytes()) == [[(TA + " ", False), (TB, True)], [(TC, True)]]
+    assert (out / "sub" / "film.srt").read_bytes() == documents.srt([TA, f"{TB}\r\n{TC}"])
+    assert (out / "sub" / "notes.md").read_text(encoding="utf-8") == f"# {TA}\n\n```\n{B}\n```\n- {TC}\n"
+    assert (out / "lines.txt").read_text(encoding="utf-8") == f"{TB}\n{TC}\n"
+    # docx 2 units, srt 2, md 2, txt 2.
+    assert "8 records (0 already done, 8 translated now)" in capsys.readouterr().err
+    # Run again: every file is finished, nothing is translated (the model is not even loaded).
+    (out / "report.docx").unlink()
+    assert run(*args) == EXIT_OK
+    assert "8 records (8 already done, 0 translated now)" in capsys.readouterr().err
+    assert documents.docx_runs((out / "report.docx").read_bytes())[1] == [(TC, True)]
+    # A changed document is translated again; the others are not.
+    (tmp_path / "in" / "sub" / "notes.md").write_text(f"- {B}\n", encoding="utf-8")
+    assert run(*args) == EXIT_OK
+    assert "7 records (6 already done, 1 translated now)" in capsys.readouterr().err
+    assert (out / "sub" / "notes.md").read_text(encoding="utf-8") == f"- {TB}\n"
+
+
+def test_a_unit_that_cannot_be_translated_keeps_its_text_and_is_rejected(fixture_model, tmp_path, capsys):
+    long = "x" * (limits.MAX_CHARS_PER_RECORD + 1)
+    (tmp_path / "in.md").write_text(f"# {A}\n\n{long}\n", encoding="utf-8")
+    output = tmp_path / "out.md"
+    assert run(tmp_path / "in.md", "--output", output, "--model", fixture_model, "--from", "en", "--to", "de") == (
+        EXIT_REJECTS
+    )
+    assert output.read_text(encoding="utf-8") == f"# {TA}\n\n{long}\n"  # whole, the long line as it was
+    [reject] = [line for line in (tmp_path / "out.md.rejects.jsonl").read_text().splitlines()]
+    assert '"file": "in.md", "unit": 2' in reject and "exceeds the limit of 20000 (got 20001)" in reject
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "extra", "message"),
+    [
+        ("bad.docx", b"plain", ["--from", "en", "--to", "de"], "bad.docx: a docx file must be a zip archive"),
+        ("a.docx", documents.docx([[(A, False)]]), ["--to", "de"], "a.docx: a document needs --from and --to"),
+        ("a.pdf", b"%PDF-1.4", ["--from", "en", "--to", "de"], "a.pdf: PDF is not translated"),
+        ("a.txt", b"One.", ["--format", "document"], "a.txt: a document needs --from and --to"),
+    ],
+)
+def test_a_file_that_is_not_a_readable_document_is_named(tmp_path, capsys, name, data, extra, message):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / name).write_bytes(data)
+    # No model is loaded: the files are read before anything translates.
+    assert run(tmp_path / "in", "--output", tmp_path / "out", "--model", tmp_path, *extra) == EXIT_BAD_INPUT
+    assert message in capsys.readouterr().err
+
+
+def parallel_documents(root: Path) -> None:
+    for language, (a, b, c) in {"en": (A, B, C), "de": (TA, TB, TC)}.items():
+        (root / language / "sub").mkdir(parents=True)
+        (root / language / "report.docx").write_bytes(documents.docx([[(a + " ", False), (b, True)], [(c, False)]]))
+        (root / language / "sub" / "film.srt").write_bytes(documents.srt([a, f"{b}\r\n{c}"]))
+    (root / "directions.txt").write_text("en-de\n", encoding="utf-8")
+
+
+def test_eval_scores_parallel_documents_by_their_text_units(fixture_model, tmp_path):
+    parallel_documents(tmp_path / "set")
+    data = load_eval_data(tmp_path / "set")
+    assert data.format == "documents" and list(data.directions) == ["en-de"]
+    # Names in order (report.docx, then sub/film.srt); a bold run's tags are not part of its text.
+    assert data.directions["en-de"].sources == (f"{A} {B}", C, A, f"{B}\n{C}")
+    assert data.directions["en-de"].references == (f"{TA} {TB}", TC, TA, f"{TB}\n{TC}")
+    options = RunOptions(chunk_size=64, records_per_request=4, progress=False)
+    report = evaluate(data, LocalRunner(fixture_model), tmp_path / "report", options)
+    assert (report["directions"]["en-de"]["bleu"], report["directions"]["en-de"]["chrf"]) == (100.0, 100.0)
+
+
+def test_eval_documents_that_do_not_align_are_named(tmp_path):
+    parallel_documents(tmp_path / "set")
+    (tmp_path / "set" / "de" / "sub" / "film.srt").write_bytes(documents.srt([TA]))
+    with pytest.raises(DataError, match=r"documents named sub/film.srt must have as many text units.*de: 1, en: 2"):
+        load_eval_data(tmp_path / "set")
+    (tmp_path / "set" / "de" / "sub" / "film.srt").unlink()
+    (tmp_path / "set" / "de" / "strings.po").write_text('msgid "a"\nmsgstr ""\n', encoding="utf-8")
+    with pytest.raises(DataError, match="strings.po: holds source and translation in one file"):
+        load_eval_data(tmp_path / "set")
