@@ -278,6 +278,17 @@ class _File(_Loose):
     services: _Services = Field(default_factory=_Services)
 
 
+def state_directory(name: str, env: str) -> Path:
+    """Where a store of this server's own state lives (document jobs, local glossaries): the folder
+    that the environment variable `env` names, else `name` in the server's BentoML home
+    (`BENTOML_HOME`, by default ~/bentoml). One folder per server, shared by its API workers: the
+    machine's temporary directory would be shared by every server on it (a test's parallel servers)."""
+    named = os.environ.get(env)
+    if named:
+        return Path(named)
+    return Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / name
+
+
 def config_path() -> Path:
     override = os.environ.get(CONFIG_ENV)
     return Path(override) if override else DEFAULT_CONFIG_PATH

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from translator.config import state_directory
 from translator.contract import limits
 from translator.contract.errors import PayloadTooLarge, TranslationError, Unavailable
 from translator.contract.schemas import Payload, Record, TranslationResult
@@ -31,10 +32,7 @@ from translator.documents.model import MAX_UNITS, Document, Unit
 
 # In the server's BentoML home by default: one folder per server, which its API workers share and
 # no other server on the machine counts or adopts jobs from (a test's servers each have a home).
-JOBS_DIR = Path(
-    os.environ.get("TRANSLATOR_DOCUMENTS_DIR")
-    or Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / "documents"
-)
+JOBS_DIR = state_directory("documents", "TRANSLATOR_DOCUMENTS_DIR")
 # A job's files are deleted this long after it ended: its result is downloadable until then.
 KEEP_S = 3600.0
 # As m2m-translate sends bulk work (m2m_tools/bulk.py's defaults): small requests, several in
