@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -76,6 +76,7 @@ class LocalRunner:
         self._translator = translator
         self._scheduler: Scheduler | None = None
         self._languages: frozenset[str] = frozenset()
+        self._canonical: Callable[[str], str] = str
 
     async def start(self) -> None:
         if self._translator is None:
@@ -103,6 +104,7 @@ class LocalRunner:
         )
         self._scheduler.start()
         self._languages = frozenset(translator.languages)
+        self._canonical = translator.codes.listed_code  # `en` and `eng_Latn` are one language
 
     async def close(self) -> None:
         if self._scheduler is not None:
@@ -126,7 +128,7 @@ class LocalRunner:
             records=[Record(id=str(i), text=text) for i, text in enumerate(texts)],
         )
         try:
-            result = await translate_payload(payload, self._languages, self._engine)
+            result = await translate_payload(payload, self._languages, self._engine, canonical=self._canonical)
         except TranslationError as exc:
             # The status the service would answer with decides, as it does for HttpRunner.
             if 400 <= exc.status < 500 or isinstance(exc, RecordFailed):

@@ -67,6 +67,16 @@ def test_nllb_codes_and_script_tags_translate_exactly(nllb_server):
     assert answer.json()["result"][0]["text"] == english
 
 
+def test_one_language_under_two_spellings_comes_back_unchanged_on_nllb(nllb_server):
+    # `en` -> `eng_Latn` is English into English: no model call (which could not copy the symbols).
+    english = next(source for src, _, source, _ in documents() if src == "en")
+    text = f"{english} ☃ Ωμέγα ⟨1⟩"
+    for source, target in (("en", "eng_Latn"), ("eng_Latn", "en"), ("en-Latn", "en"), ("auto", "eng_Latn")):
+        answer = translate(nllb_server, source, target, [text])
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"][0]["text"] == text, (source, target)
+
+
 def test_auto_detects_into_the_models_codes(family_server):
     family, server = family_server
     into_english = [d for d in documents() if d[1] == "en" and d[0] in ("de", "fr", "ja")]
