@@ -22,6 +22,7 @@ from translator.engine.scheduler import Scheduler, SchedulerSettings
 
 if TYPE_CHECKING:
     from translator.config import Settings
+    from translator.contract.language_codes import LanguageCodes
 
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class TranslatorLike(Protocol):
 
     num_beams: int
     max_batch_tokens: int  # padded tokens x beams in one generate call
+    codes: LanguageCodes  # its languages' table: which codes name one language
 
     @property
     def languages(self) -> list[str]: ...
