@@ -4,14 +4,16 @@ The API-to-engine protocol is in `translator.contract.protocol`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from translator.contract import limits
 from translator.contract.glossary import GlossaryEntry, InlineGlossary
 
 EXAMPLE_TEXT = "Life is like a box of chocolates."
+# An element's name as the HTML parser reports it (it lower-cases them; so are these, when read).
+TagName = Annotated[str, AfterValidator(str.lower), Field(pattern=r"^[A-Za-z][A-Za-z0-9_.:-]{0,63}$")]
 
 
 class Record(BaseModel):
@@ -75,6 +77,16 @@ class Payload(BaseModel):
         alias="glossaryReport",
         strict=True,
         description="Answer each record's `glossary`: the entries applied to it.",
+    )
+    # DeepL's `ignore_tags` (translator/api/deepl.py), open to the native API too.
+    keep_tags: list[TagName] = Field(
+        default_factory=list,
+        alias="keepTags",
+        max_length=limits.MAX_KEEP_TAGS,
+        exclude_if=lambda value: not value,
+        description="With format 'html': names of elements kept as they are inside the sentence around them "
+        "(their content is not translated), as placeholders are, e.g. ['x'] for <x id=\"1\"></x>; "
+        "without it an element the HTML path does not know separates sentences.",
     )
 
 
