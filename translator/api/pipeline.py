@@ -249,7 +249,7 @@ def _majority(detections: list[Detection]) -> str | None:
 
 def _detect_all(payload: Payload, supported: frozenset[str]) -> tuple[list[list[Token]], list[Detection | None]]:
     """Each record's tokens (planned from later, not parsed again) and its detection."""
-    keep = frozenset(payload.keep_tags)
+    keep = payload.kept_tags()
     tokens = [record_tokens(record.text, payload.format, keep) for record in payload.records]
     texts = [language_text(record) for record in tokens]
     if not any(has_letters(text) for text in texts):
@@ -263,7 +263,7 @@ def _plans(
 ) -> list[Plan]:
     # A record already in the target language comes back as it is, like a whole request does.
     made: list[list[Token] | None] = list(tokens) if tokens is not None else [None] * len(payload.records)
-    keep = frozenset(payload.keep_tags)
+    keep = payload.kept_tags()
     return [
         plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format, parsed, terms, keep)
         for record, source, parsed in zip(payload.records, sources, made, strict=True)

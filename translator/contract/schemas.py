@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from translator.contract import limits
 from translator.contract.glossary import GlossaryEntry, InlineGlossary
 
 EXAMPLE_TEXT = "Life is like a box of chocolates."
-# An element's name as the HTML parser reports it (it lower-cases them; so are these, when read).
-TagName = Annotated[str, AfterValidator(str.lower), Field(pattern=r"^[A-Za-z][A-Za-z0-9_.:-]{0,63}$")]
+# An element's name; one that names no element keeps nothing, so any string up to this is accepted.
+TagName = Annotated[str, Field(max_length=64)]
 
 
 class Record(BaseModel):
@@ -88,6 +88,10 @@ class Payload(BaseModel):
         "(their content is not translated), as placeholders are, e.g. ['x'] for <x id=\"1\"></x>; "
         "without it an element the HTML path does not know separates sentences.",
     )
+
+    def kept_tags(self) -> frozenset[str]:
+        """`keepTags` as the HTML parser names elements: in lower case."""
+        return frozenset(name.lower() for name in self.keep_tags)
 
 
 class TranslatedRecord(BaseModel):
