@@ -69,6 +69,10 @@ def model_codes() -> dict[str, str]:
     return language_codes().listed_to_model()
 
 
+def accepted_codes() -> frozenset[str]:
+    return language_codes().accepted
+
+
 @bentoml.service(name=ENGINE_SERVICE, **SETTINGS.engine_service)
 class TranslationEngine:
     model = bentoml.models.BentoModel(MODEL_TAG)
@@ -167,7 +171,7 @@ class TranslationEngine:
 
 
 # The current service is this worker's `Translation` (BentoML makes one per worker process).
-@bentoml.asgi_app(routes_app(supported_languages, bentoml.get_current_service, model_codes), path="/")
+@bentoml.asgi_app(routes_app(supported_languages, bentoml.get_current_service, model_codes, accepted_codes), path="/")
 @bentoml.service(name=API_SERVICE, **SETTINGS.api_service)
 class Translation:
     engine = bentoml.depends(TranslationEngine)

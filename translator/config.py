@@ -187,18 +187,16 @@ class Admission:
 class Documents:
     """Document jobs (translator/documents/jobs.py): where they are kept, how many, how long."""
 
-    # Relative: in the server's BENTOML_HOME, one folder per server that its API workers share and
-    # no other server on the machine counts or adopts jobs from (a test's servers each have a home).
+    # Relative: in the server's BENTOML_HOME, which no other server counts or adopts jobs from.
     folder: Annotated[str, Field(min_length=1, strict=True)] = "documents"
     keep_s: PositiveFloat = 3600.0  # a job's files (its result) are deleted this long after it ended
     max_jobs: Positive = 32  # queued or running on the server, every key's together; past it 503
     max_jobs_per_key: Positive = 4  # ... of one API key (keys on); past it 429
-    # Sources and results kept; past it new uploads get 503. The deployment's BENTOML_HOME is an
-    # emptyDir of 256 MiB, which the pod must not outgrow.
+    # Sources and results kept, past it 503: the deployment's BENTOML_HOME is a 256 MiB emptyDir.
     max_stored_bytes: Positive = 128 * 1024 * 1024
 
     def path(self) -> Path:
-        return Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / self.folder
+        return state_directory(self.folder)
 
 
 # An API key this short is guessable; the keys are compared in constant time, not rate-limited.
@@ -296,6 +294,12 @@ class _Services(_Loose):
 
 class _File(_Loose):
     services: _Services = Field(default_factory=_Services)
+
+
+def state_directory(name: str, env: str | None = None) -> Path:
+    """Own state (document jobs, local glossaries): `env`'s folder, else `name` in BENTOML_HOME."""
+    named = os.environ.get(env) if env else None
+    return Path(named) if named else Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / name
 
 
 def config_path() -> Path:

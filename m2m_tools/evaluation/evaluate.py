@@ -190,7 +190,7 @@ def _check_languages(todo: list[DirectionUnit], runner: Runner, languages: froze
     if unsupported:
         raise RunnerError(
             f"{runner.label} does not support direction(s) {'; '.join(unsupported)}; "
-            f"it knows {len(languages)} languages (GET /languages lists them)"
+            f"it accepts {len(languages)} language codes (GET /languages lists them)"
         )
 
 

@@ -161,10 +161,16 @@ class HttpRunner:
         if not isinstance(codes, list):
             logger.warning("GET %s/languages gave no language list; not checking them up front", self.url)
             return None
-        # The model's own codes are accepted too (NLLB's `eng_Latn` beside the listed `en`).
+        # Every code the server takes (NLLB's `eng_Latn` and `zh-Hans` beside the listed `en`, `zh`).
+        accepted = body.get("acceptedCodes")
+        if isinstance(accepted, list):
+            return frozenset(str(code) for code in [*codes, *accepted])
+        # A server from before `acceptedCodes`: its listed codes and the model's own, and nothing is
+        # refused up front that it might take (an alias): the server's 400 names what it does not.
         model_codes = body.get("modelCodes")
-        own = list(model_codes.values()) if isinstance(model_codes, dict) else []
-        return frozenset(str(code) for code in [*codes, *own])
+        if isinstance(model_codes, dict) and set(model_codes.values()) != set(codes):
+            return None
+        return frozenset(str(code) for code in codes)
 
     async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[str]:
         ids = [str(i) for i in range(len(texts))]

@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -22,6 +22,7 @@ from translator.engine.scheduler import Scheduler, SchedulerSettings
 
 if TYPE_CHECKING:
     from translator.config import Settings
+    from translator.contract.language_codes import LanguageCodes
 
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class TranslatorLike(Protocol):
 
     num_beams: int
     max_batch_tokens: int  # padded tokens x beams in one generate call
+    codes: LanguageCodes  # its languages' table: which codes name one language
 
     @property
     def languages(self) -> list[str]: ...
@@ -76,6 +78,7 @@ class LocalRunner:
         self._translator = translator
         self._scheduler: Scheduler | None = None
         self._languages: frozenset[str] = frozenset()
+        self._canonical: Callable[[str], str] = str
 
     async def start(self) -> None:
         if self._translator is None:
@@ -103,6 +106,7 @@ class LocalRunner:
         )
         self._scheduler.start()
         self._languages = frozenset(translator.languages)
+        self._canonical = translator.codes.listed_code  # `en` and `eng_Latn` are one language
 
     async def close(self) -> None:
         if self._scheduler is not None:
@@ -127,7 +131,7 @@ class LocalRunner:
             format=fmt,  # type: ignore[arg-type]
         )
         try:
-            result = await translate_payload(payload, self._languages, self._engine)
+            result = await translate_payload(payload, self._languages, self._engine, canonical=self._canonical)
         except TranslationError as exc:
             # The status the service would answer with decides, as it does for HttpRunner.
             if 400 <= exc.status < 500 or isinstance(exc, RecordFailed):

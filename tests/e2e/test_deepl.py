@@ -87,7 +87,12 @@ def test_weblate_request_shapes(server):
     glossary_id = created.json()["glossary_id"]
     listed = requests.get(f"{api}/glossaries", headers=headers, timeout=30).json()["glossaries"]
     assert any(g["name"] == "weblate:1:en:de" and g["creation_time"] for g in listed)
-    texts = ["Welcome to Berlin!", 'Welcome to Berlin!<x id="18"></x>']
+    # Inside a sentence too: ignore_tags makes them kept spans, so the sentence is translated whole.
+    texts = [
+        "Welcome to Berlin!",
+        'Welcome to Berlin!<x id="18"></x>',
+        'Welcome to <x id="7"></x>Berlin<x id="8"></x>!',
+    ]
     body = {
         "text": texts,
         "source_lang": "EN",
@@ -101,7 +106,8 @@ def test_weblate_request_shapes(server):
     response = requests.post(f"{api}/translate", json=body, headers=headers, timeout=60)
     assert response.status_code == 200, response.text
     expected = translation_of("Welcome to Berlin!", "en", "de").replace("Berlin", "BERLIN")
-    assert [t["text"] for t in response.json()["translations"]] == [expected, f'{expected}<x id="18"></x>']
+    inside = expected.replace("BERLIN", '<x id="7"></x>BERLIN<x id="8"></x>')
+    assert [t["text"] for t in response.json()["translations"]] == [expected, f'{expected}<x id="18"></x>', inside]
     assert requests.delete(f"{api}/glossaries/{glossary_id}", headers=headers, timeout=30).status_code == 204
     assert requests.delete(f"{api}/glossaries/{glossary_id}", headers=headers, timeout=30).status_code == 404
 

@@ -67,6 +67,16 @@ def test_nllb_codes_and_script_tags_translate_exactly(nllb_server):
     assert answer.json()["result"][0]["text"] == english
 
 
+def test_one_language_under_two_spellings_comes_back_unchanged_on_nllb(nllb_server):
+    # `en` -> `eng_Latn` is English into English: no model call (which could not copy the symbols).
+    english = next(source for src, _, source, _ in documents() if src == "en")
+    text = f"{english} ☃ Ωμέγα ⟨1⟩"
+    for source, target in (("en", "eng_Latn"), ("eng_Latn", "en"), ("en-Latn", "en"), ("auto", "eng_Latn")):
+        answer = translate(nllb_server, source, target, [text])
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"][0]["text"] == text, (source, target)
+
+
 def test_auto_detects_into_the_models_codes(family_server):
     family, server = family_server
     into_english = [d for d in documents() if d[1] == "en" and d[0] in ("de", "fr", "ja")]
@@ -98,6 +108,9 @@ def test_languages_list_one_code_a_language_with_names(family_server):
     assert body["names"]["ja"] == "Japanese"
     assert body["modelCodes"]["en"] == ("en" if family == "m2m100" else "eng_Latn")
     assert len(body["languages"]) == len(set(body["modelCodes"].values())) == 100
+    # Every code a request may name: what m2m-translate checks its records against.
+    aliases = {"en", "zh"} if family == "m2m100" else {"en", "eng_Latn", "zh-Hans", "zho_Hans", "en-Latn"}
+    assert aliases <= set(body["acceptedCodes"]) and "zh-Hans" not in body["languages"]
 
 
 @pytest.mark.parametrize("code", ["xx", "eng_Latx", "zho_Hant"])
@@ -140,6 +153,28 @@ def test_evaluation_over_http_on_a_flores200_tree(family_server, tmp_path):
         "eng_Latn-jpn_Jpan": 100.0,
         "jpn_Jpan-eng_Latn": 100.0,
     }
+
+
+def test_bulk_over_http_takes_every_code_the_server_takes(nllb_server, tmp_path):
+    """m2m-translate checks each record's codes against what the server accepts (`acceptedCodes`):
+    `zh-Hans` is translated, as the server would, and an unknown code is still set aside up front."""
+    import json
+
+    from m2m_tools.bulk import EXIT_REJECTS, main
+
+    [(_, _, chinese, english)] = [d for d in documents() if d[:2] == ("zh", "en")]
+    rows = [
+        {"id": "a", "text": chinese, "fromLang": "zh-Hans", "toLang": "en-Latn"},
+        {"id": "b", "text": chinese, "fromLang": "zh-Hans", "toLang": "xx"},
+    ]
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    status = main([str(source), "--output", str(output), "--url", nllb_server.url, "--no-progress"])
+    assert status == EXIT_REJECTS  # one record set aside
+    written = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert written[0] == {"id": "a", "text": english}
+    rejects = [json.loads(line) for line in (tmp_path / "out.jsonl.rejects.jsonl").read_text().splitlines()]
+    assert [(row["id"], "toLang" in row["reason"] and "'xx'" in row["reason"]) for row in rejects] == [("b", True)]
 
 
 def test_a_glossary_names_its_languages_in_either_spelling_on_nllb(nllb_server):

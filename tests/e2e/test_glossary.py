@@ -57,7 +57,7 @@ def test_glossary_in_html_text_nodes_only(server):
     assert response.json()["result"][0]["text"] == f'<p><a href="https://berlin.example/Berlin">{expected}</a></p>'
 
 
-def test_stored_glossary_lifecycle_and_use_on_both_apis(server):
+def test_stored_glossary_lifecycle_and_use_on_both_apis(server, bentoml_home):
     created = requests.post(
         f"{server.url}/glossaries",
         json={
@@ -75,6 +75,9 @@ def test_stored_glossary_lifecycle_and_use_on_both_apis(server):
     listed = requests.get(f"{server.url}/glossaries", timeout=30).json()["glossaries"]
     assert glossary_id in [g["glossaryId"] for g in listed]
     assert requests.get(f"{server.url}/glossaries/{glossary_id}", timeout=30).json() == glossary
+    # Kept in this server's own BentoML home, which no other server on the machine shares.
+    stored = bentoml_home / "glossaries" / f"{glossary_id}.json"
+    assert stored.is_file()
 
     sentence = "Mi hermano estudia medicina en Madrid."
     expected = translation_of(sentence, "es", "en").replace("Madrid", "MAD")
@@ -98,6 +101,7 @@ def test_stored_glossary_lifecycle_and_use_on_both_apis(server):
     mismatch = post(server, body(sentence, "es", "fr", glossaryId=glossary_id))
     assert mismatch.status_code == 400 and "es -> en" in mismatch.json()["error"]
     assert requests.delete(f"{server.url}/glossaries/{glossary_id}", timeout=30).status_code == 204
+    assert not stored.exists()
     gone = post(server, body(sentence, "es", "en", glossaryId=glossary_id))
     assert gone.status_code == 404 and gone.json()["field"] == "payload.glossaryId"
 

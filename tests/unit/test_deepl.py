@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from translator.api.deepl import parse_entries
+from translator.api.deepl import parse_entries, tag_names
 from translator.api.deepl_codes import target_codes, to_deepl, to_iso
 from translator.contract.errors import InvalidRequest
 
@@ -47,3 +47,11 @@ def test_entries_in_tsv_and_csv():
 def test_bad_entries_are_400(text, fmt, problem):
     with pytest.raises(InvalidRequest, match=problem):
         parse_entries(text, fmt)
+
+
+def test_ignore_tags_comma_separated_or_a_list():
+    assert tag_names({"ignore_tags": "x, ph,"}, "ignore_tags") == ["x", "ph"]
+    assert tag_names({"ignore_tags": ["x", "a,b"]}, "ignore_tags") == ["x", "a", "b"]
+    assert tag_names({}, "ignore_tags") == []
+    with pytest.raises(InvalidRequest, match="ignore_tags"):
+        tag_names({"ignore_tags": [1]}, "ignore_tags")

@@ -314,6 +314,10 @@ class CountingTranslator:
         return self.inner.languages
 
     @property
+    def codes(self):
+        return self.inner.codes
+
+    @property
     def num_beams(self) -> int:
         return self.inner.num_beams
 

@@ -19,6 +19,7 @@ from translator.api.glossaries import (
     ValkeyStore,
     new_glossary,
     request_terms,
+    store_for,
 )
 from translator.api.pipeline import translate_payload
 from translator.contract.errors import InvalidRequest
@@ -137,6 +138,16 @@ def _store_round_trip(store) -> None:
 
 def test_file_store(tmp_path):
     _store_round_trip(FileStore(tmp_path / "glossaries"))
+
+
+def test_the_local_store_is_the_servers_own(tmp_path, monkeypatch):
+    # In the server's BENTOML_HOME, not the machine's temporary directory that every server shares.
+    monkeypatch.delenv("TRANSLATOR_GLOSSARIES_DIR", raising=False)
+    monkeypatch.setenv("BENTOML_HOME", str(tmp_path / "home"))
+    store = store_for(None)
+    assert isinstance(store, FileStore) and store.directory == tmp_path / "home" / "glossaries"
+    monkeypatch.setenv("TRANSLATOR_GLOSSARIES_DIR", str(tmp_path / "elsewhere"))
+    assert store_for(None).directory == tmp_path / "elsewhere"  # type: ignore[attr-defined]
 
 
 def test_valkey_store(valkey):  # noqa: F811

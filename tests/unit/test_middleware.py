@@ -214,9 +214,15 @@ def test_urllib_reads_an_early_refusal_of_a_big_body(uvicorn_url, path, status):
 def test_languages_body_says_which_codes_auto_detects():
     # ast and yi are M2M100 languages the detector cannot name: explicit fromLang only.
     body = languages_body(["ast", "de", "en", "yi"])
-    assert body["languages"] == ["ast", "de", "en", "yi"]
     assert body["autoDetect"] == {"fromLang": "auto", "languages": ["de", "en"]}
+    assert body["languages"] == body["acceptedCodes"] == ["ast", "de", "en", "yi"]
     assert body["names"]["de"] == "German"  # the names the page and LibreTranslate's list show
+
+
+def test_languages_body_lists_every_accepted_code_beside_one_a_language():
+    body = languages_body(["en", "zh"], {"en": "eng_Latn", "zh": "zho_Hans"}, {"en", "eng_Latn", "zh-Hans"})
+    assert body["languages"] == ["en", "zh"] and body["modelCodes"]["zh"] == "zho_Hans"
+    assert body["acceptedCodes"] == ["en", "eng_Latn", "zh-Hans"]
 
 
 def fresh_admission(limit: int) -> SharedInFlight:

@@ -14,6 +14,7 @@ from translator.contract.errors import (
     TranslationFailed,
     UnsupportedLanguage,
 )
+from translator.contract.language_codes import LanguageCodes
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult
 from translator.contract.schemas import Payload
 
@@ -369,3 +370,32 @@ def test_auto_a_record_that_opens_with_a_long_run_without_letters_is_still_detec
     [record] = run_many(auto_payload(text), engine).result
     assert record.detected_lang == "de"
     assert [p.text for p in engine.calls[0]] == ["Das Leben ist wie eine Schachtel Pralinen."]
+
+
+# --- one language under two spellings (NLLB checkpoints, translator/contract/language_codes.py) ------
+
+NLLB = LanguageCodes(["eng_Latn", "fra_Latn", "deu_Latn"], "nllb")
+
+
+def run_nllb(p: Payload, engine: FakeEngine):
+    return asyncio.run(translate_payload(p, NLLB.accepted, engine, canonical=NLLB.listed_code))
+
+
+@pytest.mark.parametrize(("src", "tgt"), [("en", "eng_Latn"), ("eng_Latn", "en"), ("en-Latn", "en")])
+def test_aliases_of_one_language_are_the_same_language(src, tgt):
+    engine = FakeEngine()
+    result = run_nllb(payload("Hello.", src=src, tgt=tgt), engine)
+    assert engine.calls == [] and result.result[0].text == "Hello."
+
+
+def test_auto_record_in_the_target_language_under_its_model_code_comes_back_as_it_is():
+    engine = FakeEngine()
+    text = "Life is like a box of chocolates. You never know what you get."
+    result = run_nllb(auto_payload(text, "La vie est comme une boîte de chocolats.", tgt="eng_Latn"), engine)
+    assert [(p.text, p.source, p.target) for p in engine.calls[0]] == [
+        ("La vie est comme une boîte de chocolats.", "fr", "eng_Latn")
+    ]
+    assert [(r.text, r.detected_lang) for r in result.result] == [
+        (text, "en"),
+        ("LA VIE EST COMME UNE BOÎTE DE CHOCOLATS.", "fr"),
+    ]

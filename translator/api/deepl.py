@@ -94,6 +94,17 @@ def _texts(params: dict[str, Any]) -> list[str]:
     return texts
 
 
+def tag_names(params: dict[str, Any], name: str) -> list[str]:
+    """A list of element names: DeepL takes them comma-separated, or as a JSON list."""
+    value = params.get(name)
+    if value is None:
+        return []
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise InvalidRequest(f"Value for '{name}' not supported.")
+    return [tag.strip() for v in values for tag in v.split(",") if tag.strip()]
+
+
 def _one(params: dict[str, Any], name: str) -> str | None:
     value = params.get(name)
     if value is None or value == "":
@@ -138,8 +149,10 @@ async def translate(request: Any, handler: Any) -> dict[str, Any]:
             records=[Record(id=str(index), text=text) for index, text in enumerate(texts)],
             format="html" if tag_handling else "text",
             glossaryId=glossary_id,
+            # Kept inside the sentence around them, as placeholders are (Weblate's `<x id="1"></x>`).
+            keepTags=tag_names(params, "ignore_tags"),
         )
-    except ValidationError as exc:  # a glossary_id too long to be one
+    except ValidationError as exc:  # a glossary_id too long to be one, a tag name that is none
         raise InvalidRequest(f"Invalid request: {validation_message(exc.errors())}") from None
     result = await handler.translate(payload, request.headers, request.receive)
 

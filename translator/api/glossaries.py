@@ -1,8 +1,9 @@
 """Stored glossaries (#33): create, list, get, delete; and the terms a request asks for.
 
 Where they are kept: in the shared Valkey or Redis when the sentence cache has one
-(`translation.cache.url`), so every replica sees the same glossaries; otherwise in files in this
-host's temporary directory, shared by the API workers of one replica (and lost with it). A
+(`translation.cache.url`), so every replica sees the same glossaries; otherwise in files in the
+server's BENTOML_HOME (`glossaries/`, or TRANSLATOR_GLOSSARIES_DIR), shared by the API workers of
+one replica (in the deployment an emptyDir: lost with the pod). A
 glossary is immutable once created, as DeepL's are: to change one, create another and delete the
 old one.
 
@@ -27,6 +28,7 @@ from typing import Any, Protocol
 import cachetools
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from translator.config import state_directory
 from translator.contract.errors import (
     InvalidRequest,
     PayloadTooLarge,
@@ -207,11 +209,19 @@ class ValkeyStore:
             return bool(deleted)
 
 
-LOCAL_DIRECTORY = Path(tempfile.gettempdir()) / "translator-glossaries"
+# Without a shared store: files in the server's own BentoML home (`glossaries/`), as its document
+# jobs are, so that two servers on one machine (a test's, say) never see each other's glossaries.
+LOCAL_DIRECTORY_ENV = "TRANSLATOR_GLOSSARIES_DIR"
 
 
-def store_for(shared_url: str | None, directory: Path = LOCAL_DIRECTORY) -> GlossaryStore:
-    return ValkeyStore(shared_url) if shared_url else FileStore(directory)
+def local_directory() -> Path:
+    return state_directory("glossaries", LOCAL_DIRECTORY_ENV)
+
+
+def store_for(shared_url: str | None, directory: Path | None = None) -> GlossaryStore:
+    if shared_url:
+        return ValkeyStore(shared_url)
+    return FileStore(directory if directory is not None else local_directory())
 
 
 # Stored glossaries' Terms (each compiles its matcher once, on first use), by id and spelled pair.

@@ -67,4 +67,6 @@ class RequestHandler:
             return await self.client.translate(pieces, priority, deadline, binding)
 
         terms = await request_terms(payload, self.glossaries, self.canonical)
-        return await unless_disconnected(receive, translate_payload(payload, self.languages, engine, terms))
+        return await unless_disconnected(
+            receive, translate_payload(payload, self.languages, engine, terms, self.canonical)
+        )

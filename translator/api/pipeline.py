@@ -61,17 +61,31 @@ def check_languages(payload: Payload, supported: Collection[str]) -> None:
 SPLIT_IN_THREAD_CHARS = 5_000
 
 
+def _same(code: str) -> str:
+    return code
+
+
 async def translate_payload(
-    payload: Payload, supported: Collection[str], engine: EngineCall, terms: Terms | None = None
+    payload: Payload,
+    supported: Collection[str],
+    engine: EngineCall,
+    terms: Terms | None = None,
+    canonical: Callable[[str], str] = _same,
 ) -> TranslationResult:
-    """`terms`: the request's glossary (translator/api/glossaries.py `request_terms`), if any."""
+    """`terms`: the request's glossary (translator/api/glossaries.py `request_terms`), if any;
+    `canonical`: one spelling per language (LanguageCodes.listed_code), so that `en` and `eng_Latn`
+    on an NLLB checkpoint are one language, never translated into themselves."""
     check_limits(payload)
     check_languages(payload, supported)
     detected: list[tuple[str, float]] | None = None
     tokens: list[list[Token]] | None = None
     if payload.from_lang == AUTO:
         sources, detected, tokens = await _detect_sources(payload, supported)
-    elif payload.from_lang == payload.to_lang:
+        # Detection answers listed codes (`en`); a record in the target language under another
+        # spelling (`eng_Latn`) takes the target's, so the planner passes it through as it is.
+        target = canonical(payload.to_lang)
+        sources = [payload.to_lang if canonical(source) == target else source for source in sources]
+    elif canonical(payload.from_lang) == canonical(payload.to_lang):
         # Nothing to translate; the model would only paraphrase, slowly.
         report: list[GlossaryEntry] | None = [] if payload.glossary_report else None
         return TranslationResult(
@@ -236,7 +250,8 @@ def _majority(detections: list[Detection]) -> str | None:
 
 def _detect_all(payload: Payload, supported: frozenset[str]) -> tuple[list[list[Token]], list[Detection | None]]:
     """Each record's tokens (planned from later, not parsed again) and its detection."""
-    tokens = [record_tokens(record.text, payload.format) for record in payload.records]
+    keep = payload.kept_tags()
+    tokens = [record_tokens(record.text, payload.format, keep) for record in payload.records]
     texts = [language_text(record) for record in tokens]
     if not any(has_letters(text) for text in texts):
         return tokens, [None] * len(texts)  # the model is not loaded for a request without words
@@ -249,7 +264,8 @@ def _plans(
 ) -> list[Plan]:
     # A record already in the target language comes back as it is, like a whole request does.
     made: list[list[Token] | None] = list(tokens) if tokens is not None else [None] * len(payload.records)
+    keep = payload.kept_tags()
     return [
-        plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format, parsed, terms)
+        plan_record(record.text, source, limits.MAX_PIECE_CHARS, payload.to_lang, payload.format, parsed, terms, keep)
         for record, source, parsed in zip(payload.records, sources, made, strict=True)
     ]

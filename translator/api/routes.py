@@ -3,22 +3,27 @@ LibreTranslate-compatible API (translator/api/libretranslate.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 
-def languages_body(languages: list[str], model_codes: dict[str, str] | None = None) -> dict[str, Any]:
+def languages_body(
+    languages: list[str], model_codes: dict[str, str] | None = None, accepted: Collection[str] | None = None
+) -> dict[str, Any]:
     """`GET /languages`: the loaded model's codes, their English names, the model's own code for
-    each (NLLB's `eng_Latn` for `en`; requests may name either), and which of them
-    `"fromLang": "auto"` detects."""
+    each (NLLB's `eng_Latn` for `en`; requests may name either), every code a request may name
+    (aliases too: `zh-Hans`; what a client such as m2m-translate checks its records against), and
+    which of them `"fromLang": "auto"` detects."""
     # The detector's list is a constant of translator.text.langdetect: answering does not load its model.
     from translator.api.libretranslate import language_name
     from translator.text.langdetect import AUTO, DETECTABLE
 
+    model_codes = model_codes if model_codes is not None else {code: code for code in languages}
     return {
         "languages": languages,
         "names": {code: language_name(code) for code in languages},
-        "modelCodes": model_codes if model_codes is not None else {code: code for code in languages},
+        "modelCodes": model_codes,
+        "acceptedCodes": sorted(accepted if accepted is not None else {*languages, *model_codes.values()}),
         "autoDetect": {"fromLang": AUTO, "languages": [code for code in languages if code in DETECTABLE]},
     }
 
@@ -27,6 +32,7 @@ def routes_app(
     get_languages: Callable[[], list[str]],
     get_service: Callable[[], Any],
     get_model_codes: Callable[[], dict[str, str]] | None = None,
+    get_accepted: Callable[[], Collection[str]] | None = None,
 ) -> Any:
     """The ASGI app of these routes; `get_service` gives the worker's service (for the
     LibreTranslate API, which translates through its handler)."""
@@ -39,7 +45,13 @@ def routes_app(
     from translator.ui import routes as ui
 
     async def languages(_: Request) -> JSONResponse:
-        return JSONResponse(languages_body(get_languages(), get_model_codes() if get_model_codes else None))
+        return JSONResponse(
+            languages_body(
+                get_languages(),
+                get_model_codes() if get_model_codes else None,
+                get_accepted() if get_accepted else None,
+            )
+        )
 
     # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
     # at "/languages" would redirect the bare path to "/languages/".

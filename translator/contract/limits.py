@@ -58,3 +58,5 @@ MAX_PIECE_CHARS = 400
 
 # Alternatives (n-best) a record may ask for: each widens the beam search of its sentences.
 MAX_ALTERNATIVES = 3
+# Element names a request may keep inline (`keepTags`, DeepL's `ignore_tags`).
+MAX_KEEP_TAGS = 32

@@ -4,7 +4,7 @@ The API-to-engine protocol is in `translator.contract.protocol`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,6 +12,8 @@ from translator.contract import limits
 from translator.contract.glossary import GlossaryEntry, InlineGlossary
 
 EXAMPLE_TEXT = "Life is like a box of chocolates."
+# An element's name; one that names no element keeps nothing, so any string up to this is accepted.
+TagName = Annotated[str, Field(max_length=64)]
 
 
 class Record(BaseModel):
@@ -76,6 +78,20 @@ class Payload(BaseModel):
         strict=True,
         description="Answer each record's `glossary`: the entries applied to it.",
     )
+    # DeepL's `ignore_tags` (translator/api/deepl.py), open to the native API too.
+    keep_tags: list[TagName] = Field(
+        default_factory=list,
+        alias="keepTags",
+        max_length=limits.MAX_KEEP_TAGS,
+        exclude_if=lambda value: not value,
+        description="With format 'html': names of elements kept as they are inside the sentence around them "
+        "(their content is not translated), as placeholders are, e.g. ['x'] for <x id=\"1\"></x>; "
+        "without it an element the HTML path does not know separates sentences.",
+    )
+
+    def kept_tags(self) -> frozenset[str]:
+        """`keepTags` as the HTML parser names elements: in lower case."""
+        return frozenset(name.lower() for name in self.keep_tags)
 
 
 class TranslatedRecord(BaseModel):

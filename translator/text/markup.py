@@ -57,11 +57,9 @@ class Token:
     name: str = ""
     role: str = ""
     partner: int = -1
-    # TEXT only: (decoded offset, raw offset, decoded length of the reference there or 0) where
-    # the text starts, at each character reference and after it; between two, a decoded
-    # character is one raw character. Empty when decoded and raw are the same. So a cut between
-    # sentences inside one text node maps back to the source.
-    # cut between sentences inside one text node maps back to the source.
+    # TEXT only: (decoded offset, raw offset, decoded length of the reference there or 0) where the text
+    # starts, at each character reference and after it; between two, a decoded character is one raw
+    # one. Empty when decoded and raw are the same. A cut inside a text node maps back to the source.
     offsets: list[tuple[int, int, int]] = field(default_factory=list)
 
     def raw_at(self, decoded: int) -> int:
@@ -82,24 +80,28 @@ def text_tokens(text: str) -> list[Token]:
     return _with_placeholders(Token(TEXT, text, text))
 
 
-def html_tokens(source: str) -> list[Token]:
-    """An HTML document or fragment as tokens (module docstring)."""
+def html_tokens(source: str, keep: frozenset[str] = frozenset()) -> list[Token]:
+    """An HTML document or fragment as tokens (module docstring); elements named in `keep` (`keepTags`)
+    are KEEP tokens (Weblate's `<x id="1"></x>`), never a cut in the sentence around them."""
     events = _events(source)
     tokens: list[Token] = []
     index = 0
     while index < len(events):
         kind, name, attrs, start, end = events[index]
         if kind == "data":
-            raw = source[start:end]
-            tokens.extend(_with_placeholders(_text_token(raw)))
+            tokens.extend(_with_placeholders(_text_token(source[start:end])))
         elif kind in ("start", "startend"):
-            kept = name in KEPT_BLOCK or name in KEPT_INLINE or _not_translated(attrs)
+            if name in keep and (kind == "startend" or name in VOID):  # `<x id="1"/>`: an empty kept span
+                tokens.append(Token(KEEP, source[start:end], "", name=name))
+                index += 1
+                continue
+            kept = name in KEPT_BLOCK or name in KEPT_INLINE or name in keep or _not_translated(attrs)
             if kept and kind == "start" and name not in VOID:
                 last, closed = _element_end(events, index, name)
                 stop = events[last][4] if last > index else end
                 raw = source[start:stop]
                 inner_end = last if closed else last + 1
-                if name in INLINE or name in KEPT_INLINE:
+                if name in INLINE or name in KEPT_INLINE or name in keep:
                     inner = [source[e[3] : e[4]] for e in events[index + 1 : inner_end] if e[0] == "data"]
                     tokens.append(Token(KEEP, raw, html.unescape("".join(inner)), name=name))
                 else:

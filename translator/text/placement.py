@@ -5,6 +5,7 @@ around the words they belonged to, or the unit rebuilt *in fragments* when they 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -77,6 +78,8 @@ def locate(
     taken = bytearray(len(translation) + 1)
     cursor: dict[str, int] = {}  # a repeated placeholder's next occurrence is searched after its last
     for start, end, item in keeps:
+        if start == end:
+            continue  # an empty kept element (`keepTags`): placed beside its neighbours, below
         needle = unit.text[start:end]
         # A whole word first: `translate="no">term<` is not the "term" of "terminal". Any occurrence
         # next, as the model may glue a kept span to a word; never for a glossary term, which is a word.
@@ -113,6 +116,15 @@ def locate(
         if target is None:
             return None
         placed.append(Placement(target, target, position, position, item))
+    for position, _, item in (span for span in keeps if span.start == span.end):
+        # An empty kept element (Weblate's placeholder `<x id="1"></x>`): beside its neighbour, or
+        # the word it touches where the model copied that word (a name, a number).
+        target = _beside(placed, position, len(unit.text), len(translation))
+        if target is None:
+            target = _by_word(unit.text, translation, position, spaced)
+        if target is None:
+            return None
+        placed.append(Placement(target, target, position, position, item))
     if not _same_nesting(placed):
         return None
     return _place(translation, unit, placed, {p.item for p in placed if unit.items[p.item].kind == KEEP}, escape)
@@ -130,6 +142,24 @@ def _beside(placed: list[Placement], position: int, length: int, translated: int
     if position == length:
         return translated
     return None
+
+
+def _by_word(text: str, translation: str, position: int, spaced: bool) -> int | None:
+    """Where a point touching a word of `text` goes: just after (before) that word in `translation`,
+    when the word is there verbatim, once, as it is once in `text`."""
+    before = re.search(r"\w+$", text[:position])
+    after = re.match(r"\w+", text[position:])
+    for word, at_end in ((before, True), (after, False)):
+        if word is None:
+            continue
+        found = [m for m in re.finditer(re.escape(word.group()), translation) if not spaced or _alone(translation, m)]
+        if len(found) == 1 and len(re.findall(re.escape(word.group()), text)) == 1:
+            return found[0].end() if at_end else found[0].start()
+    return None
+
+
+def _alone(text: str, match: re.Match[str]) -> bool:
+    return _word_edges(text, match.group(), match.start(), match.end())
 
 
 def _find(
@@ -194,7 +224,7 @@ def _place(
         start, end, item = p.target_start, p.target_end, p.item
         if item in kept:
             at.setdefault(start, []).append(_Event("keep", item, unit.items[item].raw))
-            spans[start] = end
+            spans[start] = max(spans.get(start, start), end)  # an empty one may share its start
         elif start == end:
             raw = unit.items[item].raw + unit.items[unit.items[item].partner].raw
             at.setdefault(start, []).append(_Event("empty", item, raw))

@@ -37,8 +37,9 @@ TEXT_FORMAT, HTML_FORMAT = "text", "html"
 FORMATS = (TEXT_FORMAT, HTML_FORMAT)
 
 
-def record_tokens(text: str, fmt: str = TEXT_FORMAT) -> list[Token]:
-    return html_tokens(text) if fmt == HTML_FORMAT else text_tokens(text)
+def record_tokens(text: str, fmt: str = TEXT_FORMAT, keep: frozenset[str] = frozenset()) -> list[Token]:
+    """`keep`: in HTML, names of elements kept inline (a request's `keepTags`)."""
+    return html_tokens(text, keep) if fmt == HTML_FORMAT else text_tokens(text)
 
 
 def plan_record(
@@ -49,13 +50,15 @@ def plan_record(
     fmt: str = TEXT_FORMAT,
     tokens: list[Token] | None = None,
     terms: Terms | None = None,
+    keep: frozenset[str] = frozenset(),
 ) -> Plan:
     """`tokens`: the record's `record_tokens`, when detection made them already (HTML is parsed once);
-    `terms`: a glossary, applied when it is for this record's language pair (translator/text/glossary.py)."""
+    `terms`: a glossary, applied when it is for this record's language pair (translator/text/glossary.py);
+    `keep`: as for `record_tokens`."""
     if language == target:  # already in the target language: it comes back as it is
         return Plan(text, [], "", 1, "", escape=_identity)
     escape = _escape if fmt == HTML_FORMAT else _identity
-    parsed = record_tokens(text, fmt) if tokens is None else tokens
+    parsed = record_tokens(text, fmt, keep) if tokens is None else tokens
     if terms is None or not terms.applies(language, target):
         return Plan(text, parsed, language, max_chars, target, escape)
     parsed, applied = apply_terms(parsed, terms, language, fmt == HTML_FORMAT)
