@@ -98,6 +98,13 @@ def test_html_and_markdown_keep_markup_and_code():
     assert translate("a.md", markdown.encode()).decode() == f"# {TA}\n\n- {TB}\n1. {TC}\n\n```\n{A}\n```\n\n---\n"
 
 
+def test_markdown_front_matter_is_the_site_generators_not_text():
+    front = f"---\ntitle: {A}\nlayout: post\n---\n"
+    assert translate("a.md", f"{front}\n{B}\n".encode()).decode() == f"{front}\n{TB}\n"
+    # A rule at the top that never closes is a rule, and the text after it is translated.
+    assert translate("a.md", f"---\n\n{B}\n".encode()).decode() == f"---\n\n{TB}\n"
+
+
 def test_po_fills_msgstr_keeps_plurals_fuzzy_and_context():
     import polib
 

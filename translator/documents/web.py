@@ -55,12 +55,28 @@ _MARKER = re.compile(r"^(\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\
 _RULE = re.compile(r"^\s*([-*_=]\s*){3,}$")
 
 
+def _front_matter_end(lines: list[tuple[str, str]]) -> int:
+    """The index of the first line after a front matter block, 0 where there is none."""
+    if not lines or lines[0][0].strip() not in ("---", "+++"):
+        return 0
+    fence = lines[0][0].strip()
+    for index in range(1, len(lines)):
+        if lines[index][0].strip() in (fence, "..." if fence == "---" else fence):
+            return index + 1
+    return 0  # never closed: not front matter, a rule at the top
+
+
 def read_markdown(data: bytes) -> Document:
     text, encoding = decode_text(data, "Markdown")
     lines = _lines(text)
     slots: list[tuple[int, str, str]] = []  # line, marker, text
     fenced = False
+    # Front matter (YAML between `---` lines, or TOML between `+++`, at the very top) is the site
+    # generator's (Hugo, Jekyll): layout, dates, slugs. It is kept as it is, never translated.
+    front = _front_matter_end(lines)
     for index, (body, _) in enumerate(lines):
+        if index < front:
+            continue
         if _FENCE.match(body):
             fenced = not fenced
             continue
