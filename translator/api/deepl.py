@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from translator.api.auth import api_keys, keys_problem
 from translator.api.deepl_codes import target_codes, to_deepl, to_iso
 from translator.api.disconnect import CallerGone
-from translator.api.glossaries import GlossaryNotFound, check_pair, new_glossary
+from translator.api.glossaries import check_pair, found_or_deleted, new_glossary
 from translator.api.libretranslate import FORM_TYPES, EdgeRequest, language_name, read_params
 from translator.contract.errors import (
     ClientClosed,
@@ -285,14 +285,9 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         return {"glossaries": [glossary_info(g) for g in await handler.glossaries.list()]}
 
     async def one(request: Request, handler: Any) -> Any:
-        glossary_id = request.path_params["glossary_id"]
-        if request.method == "DELETE":
-            if not await handler.glossaries.delete(glossary_id):
-                raise GlossaryNotFound(glossary_id, "glossary_id")
-            return Response(status_code=204)
-        glossary = await handler.glossaries.get(glossary_id)
+        glossary = await found_or_deleted(request, handler.glossaries)
         if glossary is None:
-            raise GlossaryNotFound(glossary_id, "glossary_id")
+            return Response(status_code=204)
         if request.url.path.endswith("/entries"):
             lines = "".join(f"{s}\t{t}\n" for s, t in glossary.entries.items())
             return PlainTextResponse(lines, media_type="text/tab-separated-values")

@@ -295,6 +295,20 @@ def check_pair(
         raise InvalidRequest(f"{prefix}targetLang: the same as sourceLang", field=f"{prefix}targetLang")
 
 
+async def found_or_deleted(request: Any, store: GlossaryStore) -> Glossary | None:
+    """The route of one glossary, on either API: GET finds it, DELETE deletes it (None); an unknown
+    id is a 404 either way."""
+    glossary_id = request.path_params["glossary_id"]
+    if request.method == "DELETE":
+        if not await store.delete(glossary_id):
+            raise GlossaryNotFound(glossary_id, "glossary_id")
+        return None
+    glossary = await store.get(glossary_id)
+    if glossary is None:
+        raise GlossaryNotFound(glossary_id, "glossary_id")
+    return glossary
+
+
 def routes(get_service: Callable[[], Any]) -> list[Any]:
     """The native glossary routes; the service's handler holds the store and the languages."""
     from starlette.requests import Request
@@ -334,14 +348,9 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         return JSONResponse({"glossaries": [g.info() for g in await handler.glossaries.list()]})
 
     async def one(request: Request, handler: Any) -> Response:
-        glossary_id = request.path_params["glossary_id"]
-        if request.method == "DELETE":
-            if not await handler.glossaries.delete(glossary_id):
-                raise GlossaryNotFound(glossary_id, "glossary_id")
-            return Response(status_code=204)
-        glossary = await handler.glossaries.get(glossary_id)
+        glossary = await found_or_deleted(request, handler.glossaries)
         if glossary is None:
-            raise GlossaryNotFound(glossary_id, "glossary_id")
+            return Response(status_code=204)
         return JSONResponse({**glossary.info(), "entries": entries_list(glossary.entries)})
 
     return [
