@@ -21,6 +21,17 @@ from translator.engine.batch_limits import (
 )
 
 
+class VirtualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def calibration(size: int) -> list[Piece]:
     return [Piece(text=f"Sentence {i}.", source="en", target="fr") for i in range(size)]
 
@@ -100,6 +111,11 @@ def test_the_engine_measures_its_limits_through_its_own_translate(fixture_model)
 
     engine = Engine(backend="simulated", device="cuda", simulated_batch_s=[list(p) for p in H200_418M_GREEDY])  # type: ignore[arg-type]
     translator = Translator(fixture_model, engine, Generation(num_beams=1))
-    limits = batch_limits.for_engine(translator, None, None)
+    # The device's time on a virtual clock: in real time, a CI machine under load once stretched the
+    # 128-sentence call's 0.15 s sleep to 0.53 s, and 64 was chosen.
+    clock = VirtualClock()
+    translator.backend.sleep = clock.sleep
+    limits = batch_limits.for_engine(translator, None, None, clock=clock)
     assert limits.max_batch_size == 512
+    assert clock.now == pytest.approx(sum(batch_seconds(H200_418M_GREEDY, n) for n in (32, 64, 128, 256, 512, 1024)))
     assert translator.max_batch_tokens == limits.max_batch_tokens > CPU_MAX_BATCH_TOKENS

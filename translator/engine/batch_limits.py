@@ -125,11 +125,12 @@ def _unmeasured(configured_size: int | None, configured_tokens: int | None, sour
     return BatchLimits(configured_size or CPU_MAX_BATCH_SIZE, configured_tokens or CPU_MAX_BATCH_TOKENS, source)
 
 
-def device_time(translator: Translator) -> Measure:
+def device_time(translator: Translator, clock: Callable[[], float] = time.perf_counter) -> Measure:
     """A `Measure` through the engine's own translate, timing its backend's generate calls alone
     (results come back to the host, so the device has finished): tokenizing and decoding cost the
     same per sentence at any batch size and would hide where the device stops gaining. Memory: the
-    card's peak where torch can say it."""
+    card's peak where torch can say it. `clock` is the wall clock but in tests, where a simulated
+    device's time is virtual and a busy machine cannot stretch it."""
 
     def measure(pieces: list[Piece]) -> tuple[float, int | None, int]:
         backend = translator.backend
@@ -138,11 +139,11 @@ def device_time(translator: Translator) -> Measure:
 
         def timed_generate(*args: Any, **kwargs: Any) -> Any:
             nonlocal spent
-            started = time.perf_counter()
+            started = clock()
             try:
                 return generate(*args, **kwargs)
             finally:
-                spent += time.perf_counter() - started
+                spent += clock() - started
 
         cuda = _torch_cuda()
         if cuda is not None:
@@ -164,7 +165,12 @@ def device_time(translator: Translator) -> Measure:
     return measure
 
 
-def for_engine(translator: Translator, configured_size: int | None, configured_tokens: int | None) -> BatchLimits:
+def for_engine(
+    translator: Translator,
+    configured_size: int | None,
+    configured_tokens: int | None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> BatchLimits:
     """`resolve` on a loaded engine, whose token budget it then sets."""
     budget = translator.max_batch_tokens
     translator.max_batch_tokens = 1 << 40  # one generate call per calibration batch
@@ -174,7 +180,7 @@ def for_engine(translator: Translator, configured_size: int | None, configured_t
             configured_tokens,
             translator.device,
             lambda size: translator.calibration_batches(size)[1],
-            device_time(translator),
+            device_time(translator, clock),
             free_memory_bytes() if translator.device.startswith("cuda") else None,
         )
     finally:

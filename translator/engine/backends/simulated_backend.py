@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from translator.engine.backends.base import Generated
@@ -43,9 +43,13 @@ class SimulatedBackend:
     name = "simulated"
     precision = "none"
 
-    def __init__(self, curve: Sequence[tuple[int, float]], device: str = "cpu") -> None:
+    def __init__(
+        self, curve: Sequence[tuple[int, float]], device: str = "cpu", sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         self.curve = tuple((int(size), float(seconds)) for size, seconds in curve)
         self.device = device
+        # The device's busy time; tests give a virtual clock's, so a loaded machine cannot stretch it.
+        self.sleep = sleep
         self.calls = 0
 
     def generate(
@@ -58,7 +62,7 @@ class SimulatedBackend:
     ) -> list[Generated]:
         seconds = batch_seconds(self.curve, len(rows))
         if seconds:
-            time.sleep(seconds)
+            self.sleep(seconds)
         self.calls += 1
         # A source row is [source language, tokens..., end]: its tokens are the answer.
         return [Generated(ids=list(row[1:-1])[:max_new_tokens], ended=True) for row in rows]
