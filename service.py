@@ -117,6 +117,7 @@ class TranslationEngine:
             LocalCache(cache.size),
             SharedCache(shared_url, cache.ttl_s, cache.timeout_ms / 1000) if shared_url else None,
             PrometheusCacheObserver(),
+            language=self.translator.codes.listed_code,
         )
 
     @bentoml.on_startup

@@ -10,6 +10,7 @@ import requests
 
 from harness.corpus import corpus_sentences
 from tests.e2e.helpers import documents as corpus_documents
+from tests.e2e.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
 
@@ -75,6 +76,16 @@ def test_one_language_under_two_spellings_comes_back_unchanged_on_nllb(nllb_serv
         answer = translate(nllb_server, source, target, [text])
         assert answer.status_code == 200, answer.text
         assert answer.json()["result"][0]["text"] == text, (source, target)
+
+
+def test_one_sentence_under_two_spellings_is_one_cache_entry_on_nllb(nllb_server):
+    english = next(source for src, tgt, source, _ in documents() if (src, tgt) == ("en", "fr"))
+    text = f"{english} (cache)"  # a sentence no other test sends
+    assert translate(nllb_server, "en", "fr", [text]).status_code == 200
+    hits = metric_value(nllb_server, "translation_cache_lookups_total", level="local", result="hit")
+    answer = translate(nllb_server, "eng_Latn", "fra_Latn", [text])
+    assert answer.status_code == 200, answer.text
+    assert metric_value(nllb_server, "translation_cache_lookups_total", level="local", result="hit") > hits
 
 
 def test_auto_detects_into_the_models_codes(family_server):

@@ -4,11 +4,13 @@ translation. The shared level is a real Valkey server (tests/valkey.py)."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 
 import pytest
 
 from tests.valkey import valkey  # noqa: F401 - the fixture
+from translator.contract.language_codes import NLLB, LanguageCodes
 from translator.contract.protocol import Piece, PieceResult
 from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
 
@@ -63,6 +65,25 @@ def test_a_second_request_is_answered_from_the_cache_and_failures_are_not_cached
     assert [(r.text, r.error) for r in second] == [("TWO", None), ("ONE", None), (None, "boom"), ("THREE", None)]
     assert model.asked == ["one", "two", "bad", "bad", "three"]
     assert observer.lookups[("local", "hit")] == 2
+
+
+def test_one_language_under_two_spellings_is_one_entry_and_m2m100_keys_stay_as_they_were():
+    nllb = LanguageCodes(["eng_Latn", "fra_Latn", "zho_Hans", "zho_Hant"], NLLB)
+    model = FakeModel()
+    cache = TranslationCache("ns", LocalCache(100), language=nllb.listed_code)
+    spellings = [("en", "fr"), ("eng_Latn", "fra_Latn"), ("en-Latn", "fr")]
+    for source, target in spellings:
+        run(cache.translate([Piece(text="one", source=source, target=target)], model))
+    assert model.asked == ["one"]
+    # Two scripts of one language are two entries.
+    for target in ("zh-Hans", "zh-Hant", "zho_Hant"):
+        run(cache.translate([Piece(text="one", source="en", target=target)], model))
+    assert model.asked == ["one", "one", "one"]
+    # M2M100 codes are listed as they are: a shared cache filled before keeps its entries.
+    m2m = TranslationCache("ns", LocalCache(1), language=LanguageCodes(["en", "fr"]).listed_code)
+    piece = Piece(text="one", source="en", target="fr")
+    assert m2m.key(piece) == TranslationCache("ns", LocalCache(1)).key(piece)
+    assert m2m.key(piece) == "m2m:ns:" + hashlib.sha256(b"en\x00fr\x00one").hexdigest()
 
 
 def test_pieces_asking_for_alternatives_bypass_the_cache(valkey):  # noqa: F811

@@ -1,6 +1,7 @@
 """The sentence cache: a translation already made is not made again.
 
-Keyed on (model, generation settings, source language, target language, sentence), looked up
+Keyed on (model, generation settings, source language, target language, sentence), the languages
+by their listed code (`eng_Latn` and `en` on an NLLB checkpoint are one entry), looked up
 before a piece is queued, so hits never reach the scheduler or the model. Two levels:
 
 - in the engine process, a bounded LRU (on by default, `translation.cache.size` entries);
@@ -114,14 +115,19 @@ class TranslationCache:
         local: LocalCache,
         shared: SharedCache | None = None,
         observer: CacheObserver | None = None,
+        language: Callable[[str], str] = str,
     ) -> None:
+        """`language`: one spelling per language (LanguageCodes.listed_code), so that a sentence sent
+        as `en` and as `eng_Latn` is one entry; identity on M2M100, whose keys it leaves as they were."""
         self.space = space
+        self.language = language
         self.local = local
         self.shared = shared
         self.observer: CacheObserver = observer or NullCacheObserver()
 
     def key(self, piece: Piece) -> str:
-        digest = hashlib.sha256(f"{piece.source}\x00{piece.target}\x00{piece.text}".encode()).hexdigest()
+        source, target = self.language(piece.source), self.language(piece.target)
+        digest = hashlib.sha256(f"{source}\x00{target}\x00{piece.text}".encode()).hexdigest()
         return f"m2m:{self.space}:{digest}"
 
     async def translate(self, pieces: Sequence[Piece], submit: Submit) -> list[PieceResult]:
