@@ -122,6 +122,7 @@ def test_languages_list_one_code_a_language_with_names(family_server):
     # Every code a request may name: what m2m-translate checks its records against.
     aliases = {"en", "zh"} if family == "m2m100" else {"en", "eng_Latn", "zh-Hans", "zho_Hans", "en-Latn"}
     assert aliases <= set(body["acceptedCodes"]) and "zh-Hans" not in body["languages"]
+    assert {"en", "ja", "zh", "de"} <= set(body["autoDetect"]["languages"]) <= set(body["languages"])
 
 
 @pytest.mark.parametrize("code", ["xx", "eng_Latx", "zho_Hant"])

@@ -14,13 +14,16 @@ from pathlib import Path
 
 import pytest
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
+from transformers.models.nllb.tokenization_nllb import FAIRSEQ_LANGUAGE_CODES as NLLB_MODEL_CODES
 
 from fixture.build import load_corpus, sentence_pairs
+from translator.contract.language_codes import NLLB, LanguageCodes
 from translator.text.langdetect import (
-    DETECTABLE,
+    DETECTOR_LABELS,
     DETECTOR_TO_M2M100,
     MIN_CONFIDENCE,
     LanguageDetector,
+    detectable,
     detector_for,
 )
 
@@ -66,10 +69,21 @@ def test_mapping_goes_from_detector_labels_to_m2m100_codes() -> None:
 
 def test_detectable_is_what_the_model_can_name() -> None:
     labels = detector_labels()
+    assert labels == DETECTOR_LABELS  # the constant answers /languages without loading the model
     named = {DETECTOR_TO_M2M100.get(label, label) for label in labels}
-    assert named & M2M100 == DETECTABLE
-    assert len(DETECTABLE) == 91
-    assert sorted(M2M100 - DETECTABLE) == ["ast", "ceb", "ilo", "sd", "ss", "su", "tn", "wo", "yi"]
+    on_m2m100 = detectable(frozenset(M2M100))
+    assert named & M2M100 == on_m2m100
+    assert len(on_m2m100) == 91
+    assert sorted(M2M100 - on_m2m100) == ["ast", "ceb", "ilo", "sd", "ss", "su", "tn", "wo", "yi"]
+
+
+def test_detectable_on_nllb_is_in_its_listed_codes() -> None:
+    listed = frozenset(LanguageCodes(NLLB_MODEL_CODES, NLLB).listed)
+    on_nllb = detectable(listed)
+    # Norwegian is `nb` there (M2M100's `no`); Esperanto, Latin... are NLLB languages M2M100 lacks.
+    assert {"en", "nb", "zh", "eo", "mt", "ace"} <= on_nllb
+    assert "no" not in on_nllb and "zh-Hant" not in on_nllb  # the detector cannot tell Chinese scripts
+    assert on_nllb <= listed and len(on_nllb) > len(detectable(frozenset(M2M100)))
 
 
 @pytest.mark.parametrize(

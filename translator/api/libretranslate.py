@@ -36,7 +36,7 @@ from translator.contract.errors import (
 )
 from translator.contract.language_codes import resolve
 from translator.contract.schemas import Payload, Record
-from translator.text.langdetect import AUTO, DETECTABLE, UNDETERMINED, detector_for
+from translator.text.langdetect import AUTO, UNDETERMINED, detectable, detector_for
 from translator.text.plan import FORMATS, language_text, record_tokens
 
 PREFIX = "/libretranslate"
@@ -294,7 +294,7 @@ async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
         raise PayloadTooLarge("q: number of texts", limits.MAX_RECORDS_PER_REQUEST, len(texts))
     if sum(map(len, texts)) > limits.MAX_CHARS_PER_REQUEST:
         raise PayloadTooLarge("q: characters", limits.MAX_CHARS_PER_REQUEST, sum(map(len, texts)))
-    supported = frozenset(service.handler.languages) & DETECTABLE
+    supported = detectable(frozenset(service.handler.languages))
 
     def rank() -> list[tuple[str, float]]:
         text = "\n".join(language_text(record_tokens(t, fmt if fmt in FORMATS else "text")) for t in texts)

@@ -14,17 +14,18 @@ def languages_body(
     each (NLLB's `eng_Latn` for `en`; requests may name either), every code a request may name
     (aliases too: `zh-Hans`; what a client such as m2m-translate checks its records against), and
     which of them `"fromLang": "auto"` detects."""
-    # The detector's list is a constant of translator.text.langdetect: answering does not load its model.
+    # The detector's labels are a constant of translator.text.langdetect: answering does not load its model.
     from translator.api.libretranslate import language_name
-    from translator.text.langdetect import AUTO, DETECTABLE
+    from translator.text.langdetect import AUTO, detectable
 
     model_codes = model_codes if model_codes is not None else {code: code for code in languages}
+    auto = detectable(frozenset(languages))
     return {
         "languages": languages,
         "names": {code: language_name(code) for code in languages},
         "modelCodes": model_codes,
         "acceptedCodes": sorted(accepted if accepted is not None else {*languages, *model_codes.values()}),
-        "autoDetect": {"fromLang": AUTO, "languages": [code for code in languages if code in DETECTABLE]},
+        "autoDetect": {"fromLang": AUTO, "languages": [code for code in languages if code in auto]},
     }
 
 

@@ -24,6 +24,7 @@ and tests/unit/test_langdetect.py, which prints the table).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import defaultdict
@@ -54,12 +55,14 @@ DETECTOR_TO_M2M100: dict[str, str] = {
     "arz": "ar",
     "ary": "ar",
 }
-# The M2M100 codes the detector can name (91 of 100; a test checks this against the model). The
-# other nine (ast, ceb, ilo, sd, ss, su, tn, wo, yi) need an explicit `fromLang`.
-DETECTABLE: frozenset[str] = frozenset(
-    "af am ar az ba be bg bn br bs ca cs cy da de el en es et fa ff fi fr fy ga gd gl gu ha he hi hr "
-    "ht hu hy id ig is it ja jv ka kk km kn ko lb lg ln lo lt lv mg mk ml mn mr ms my ne nl no ns oc "
-    "or pa pl ps pt ro ru si sk sl so sq sr sv sw ta th tl tr uk ur uz vi xh yo zh zu".split()
+# py3langid's labels (tests/unit/test_langdetect.py checks them against its model), here so that
+# which of a checkpoint's languages `auto` can name is known without loading the detector.
+DETECTOR_LABELS: frozenset[str] = frozenset(
+    "ace af am an ar ary arz as az ba bcl be bg bn br bs ca crh cs cy da de dz el en eo es et eu ext fa "
+    "fi fo fr fuv fy ga gcf gcr gd gl gom grc gu gug guw ha hbo he hi hr ht hu hy id ig is it ja jv ka "
+    "kab kik kk km kn ko ku ky la lb lg lij ln lo lt ltg lv mg mk ml mn mr ms mt my ne nl nn no nso oc "
+    "om or pa pcm pl ps pt qu ro ru rw sa sdh se si sk sl sn so sq sr st sv sw ta te tg th tk tl tr tt "
+    "ug uk ur uz uzs vec vi vo wa wuu xh yo yue zh zu zxx".split()
 )
 # The detector's label for text without language (digits, symbols, code).
 _NO_LANGUAGE = "zxx"
@@ -77,6 +80,23 @@ _UNSPACED_LETTER = re.compile(
     "[\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uf900-\ufaff\U00020000-\U0003134f]"
 )
+
+
+def checkpoint_code(label: str, languages: frozenset[str]) -> str:
+    """The checkpoint's code for a detector label: M2M100's spelling where it has it, else the one
+    resolver's (NLLB-200 writes Norwegian Bokmål `nb` where M2M100 has `no`); the label itself where
+    the checkpoint lacks the language (so the detection says which it was)."""
+    mapped = DETECTOR_TO_M2M100.get(label, label)
+    if mapped not in languages:
+        mapped = resolve(label, languages) or resolve(mapped, languages) or mapped
+    return mapped
+
+
+@functools.cache
+def detectable(languages: frozenset[str]) -> frozenset[str]:
+    """Which of `languages` (a checkpoint's codes) `auto` can name: 91 of M2M100's 100; the other
+    nine (ast, ceb, ilo, sd, ss, su, tn, wo, yi) need an explicit `fromLang`."""
+    return frozenset(checkpoint_code(label, languages) for label in DETECTOR_LABELS) & languages
 
 
 @dataclass(frozen=True)
@@ -107,15 +127,9 @@ class LanguageDetector:
         self._codes: dict[str, str] = {}  # detector label -> the checkpoint's code for it
 
     def _code(self, label: str) -> str:
-        """The checkpoint's code for a detector label: M2M100's spelling where it has it, else the
-        one resolver's (NLLB-200 writes Norwegian Bokmål `nb` where M2M100 has `no`); the label
-        itself where the checkpoint lacks the language (so the detection says which it was)."""
         code = self._codes.get(label)
         if code is None:
-            mapped = DETECTOR_TO_M2M100.get(label, label)
-            if mapped not in self.languages:
-                mapped = resolve(label, self.languages) or resolve(mapped, self.languages) or mapped
-            code = self._codes.setdefault(label, mapped)
+            code = self._codes.setdefault(label, checkpoint_code(label, self.languages))
         return code
 
     def detect(self, text: str) -> Detection:
