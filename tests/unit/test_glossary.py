@@ -5,7 +5,9 @@ every whole-word occurrence of its source term in the text, whatever the model d
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+from dataclasses import asdict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +24,7 @@ from translator.api.glossaries import (
     store_for,
 )
 from translator.api.pipeline import translate_payload
-from translator.contract.errors import InvalidRequest
+from translator.contract.errors import InvalidRequest, PayloadTooLarge
 from translator.contract.protocol import Piece, PieceResult
 from translator.contract.schemas import Payload
 from translator.text.glossary import Terms
@@ -152,6 +154,30 @@ def test_the_local_store_is_the_servers_own(tmp_path, monkeypatch):
 
 def test_valkey_store(valkey):  # noqa: F811
     _store_round_trip(ValkeyStore(valkey.url))
+
+
+@pytest.mark.parametrize("kind", ["file", "valkey"])
+def test_a_store_is_bounded_by_its_bytes_as_well_as_its_count(kind, tmp_path, request):
+    one = new_glossary("shop", "en", "fr", {f"term{i}": f"terme{i}" for i in range(50)})
+    size = len(json.dumps(asdict(one), ensure_ascii=False).encode())
+    if kind == "file":
+        store = FileStore(tmp_path / "glossaries", max_bytes=2 * size + size // 2)
+    else:
+        store = ValkeyStore(request.getfixturevalue("valkey").url, max_bytes=2 * size + size // 2)
+
+    async def go() -> None:
+        first, second = one, new_glossary("shop", "en", "fr", dict(one.entries))
+        await store.create(first)
+        await store.create(second)
+        with pytest.raises(PayloadTooLarge, match=r"glossaries: bytes stored exceeds the limit"):
+            await store.create(new_glossary("shop", "en", "fr", dict(one.entries)))
+        # Deleting one makes room again.
+        assert await store.delete(first.glossary_id)
+        await store.create(new_glossary("shop", "en", "fr", dict(one.entries)))
+        for glossary in await store.list():
+            await store.delete(glossary.glossary_id)
+
+    asyncio.run(go())
 
 
 # --- properties ------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from translator.contract.glossary import (
     MAX_ENTRIES,
     MAX_NAME_CHARS,
     MAX_STORED_GLOSSARIES,
+    MAX_STORED_GLOSSARY_BYTES,
     GlossaryEntry,
     entries_list,
     entries_map,
@@ -95,6 +96,14 @@ class GlossaryStore(Protocol):
     async def delete(self, glossary_id: str) -> bool: ...
 
 
+def _check_room(count: int, stored_bytes: int, adding: int, max_bytes: int) -> None:
+    """Before a glossary of `adding` bytes joins `count` glossaries of `stored_bytes`."""
+    if count >= MAX_STORED_GLOSSARIES:
+        raise PayloadTooLarge("glossaries: number stored", MAX_STORED_GLOSSARIES)
+    if stored_bytes + adding > max_bytes:
+        raise PayloadTooLarge("glossaries: bytes stored", max_bytes, stored_bytes + adding)
+
+
 def _valid_id(glossary_id: str) -> bool:
     try:
         return str(uuid.UUID(glossary_id)) == glossary_id
@@ -105,8 +114,9 @@ def _valid_id(glossary_id: str) -> bool:
 class FileStore:
     """One JSON file per glossary, written whole and renamed into place: safe across processes."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, max_bytes: int = MAX_STORED_GLOSSARY_BYTES) -> None:
         self.directory = directory
+        self.max_bytes = max_bytes
 
     def _path(self, glossary_id: str) -> Path:
         return self.directory / f"{glossary_id}.json"
@@ -116,11 +126,12 @@ class FileStore:
 
     def _create(self, glossary: Glossary) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        if len(list(self.directory.glob("*.json"))) >= MAX_STORED_GLOSSARIES:
-            raise PayloadTooLarge("glossaries: number stored", MAX_STORED_GLOSSARIES)
+        data = json.dumps(asdict(glossary), ensure_ascii=False).encode()
+        sizes = [_size(path) for path in self.directory.glob("*.json")]
+        _check_room(len(sizes), sum(sizes), len(data), self.max_bytes)
         handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(asdict(glossary), file, ensure_ascii=False)
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
         os.replace(temporary, self._path(glossary.glossary_id))
 
     async def get(self, glossary_id: str) -> Glossary | None:
@@ -152,6 +163,13 @@ class FileStore:
         return True
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # deleted by another worker meanwhile
+        return 0
+
+
 @contextlib.asynccontextmanager
 async def _reachable() -> AsyncIterator[None]:
     """A Valkey that does not answer is a 503 with Retry-After for the requests that need a stored
@@ -169,19 +187,25 @@ class ValkeyStore:
 
     _SET = "glossaries"
 
-    def __init__(self, url: str, timeout_s: float = 2.0) -> None:
+    def __init__(self, url: str, timeout_s: float = 2.0, max_bytes: int = MAX_STORED_GLOSSARY_BYTES) -> None:
         import redis.asyncio as redis
 
+        self.max_bytes = max_bytes
         self._client = redis.Redis.from_url(
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, decode_responses=True
         )
 
     async def create(self, glossary: Glossary) -> None:
+        data = json.dumps(asdict(glossary), ensure_ascii=False)
         async with _reachable():
-            if await self._client.scard(self._SET) >= MAX_STORED_GLOSSARIES:
-                raise PayloadTooLarge("glossaries: number stored", MAX_STORED_GLOSSARIES)
+            ids = await self._client.smembers(self._SET)
+            async with self._client.pipeline(transaction=False) as pipe:
+                for glossary_id in ids:
+                    pipe.strlen(f"glossary:{glossary_id}")
+                sizes = await pipe.execute() if ids else []
+            _check_room(len(ids), sum(sizes), len(data.encode()), self.max_bytes)
             async with self._client.pipeline(transaction=True) as pipe:
-                pipe.set(f"glossary:{glossary.glossary_id}", json.dumps(asdict(glossary), ensure_ascii=False))
+                pipe.set(f"glossary:{glossary.glossary_id}", data)
                 pipe.sadd(self._SET, glossary.glossary_id)
                 await pipe.execute()
 

@@ -22,6 +22,10 @@ MAX_ENTRIES = 5_000
 MAX_TERM_CHARS = 100
 MAX_NAME_CHARS = 200
 MAX_STORED_GLOSSARIES = 1_000
+# And their bytes, as stored (JSON): a glossary at its limits is about 4 MB, so the count alone let
+# a store reach 4 GB. 64 MiB holds a thousand glossaries of a few hundred terms, and beside the
+# document jobs' 128 MiB fits the Deployment's 256 MiB BentoML home.
+MAX_STORED_GLOSSARY_BYTES = 64 * 1024 * 1024
 
 
 class GlossaryEntry(BaseModel):
