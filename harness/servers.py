@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from typing import Any
 
 import requests
 
+from harness.processes import marked, stop_tree
 from translator.contract.limits import KEEP_ALIVE_S
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,6 +89,7 @@ class Server:
     process: subprocess.Popen
     log_path: Path
     extra: dict = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # as started: its mark finds orphaned workers
 
     @property
     def pid(self) -> int:
@@ -116,32 +117,20 @@ class Server:
         return requests.get(f"{self.url}/metrics", timeout=30).text
 
     def stop(self, timeout: float = 60) -> int | None:
-        """SIGTERM to the whole process group, SIGKILL after `timeout` seconds."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
-            except ProcessLookupError:
-                pass
-        # Workers that outlived their parent would keep the port and the memory.
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        return self.process.returncode
+        """SIGTERM to the whole process group, SIGKILL after `timeout` seconds; then SIGKILL to any
+        worker that outlived it (harness/processes.py), which would keep the port and the memory."""
+        return stop_tree(self.process, grace_s=timeout, env=self.env)
 
 
 def spawn(name: str, command: list[str], env: dict[str, str], log_path: Path, port: int) -> Server:
     """Start a server process in its own process group, its output in `log_path`."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = marked(env)
     with log_path.open("w") as log:
         process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
-    return Server(name, f"http://127.0.0.1:{port}", process, log_path)
+    return Server(name, f"http://127.0.0.1:{port}", process, log_path, env=env)
 
 
 def wait_ready(

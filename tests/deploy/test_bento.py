@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from deploy.image.build import requirement_name
+from harness.processes import marked, stop_tree
 from harness.servers import SERVE_FLAGS, decoy_checkpoint, free_port
 from tests.deploy.helpers import (
     ROOT,
@@ -375,6 +376,7 @@ def stand_in_pod(image_context: Path) -> Iterator[Pod]:
 
     # A container's environment is the image's ENV plus the pod's env, nothing from this shell.
     env = {k: fs.env_value(v) for k, v in dockerfile.env.items()} | pod_env(c, fs.env_value)
+    env = marked(env)  # the test's only addition: what finds the pod's processes to stop them
     port = free_port()
     bash = shutil.which("bash")
     assert bash
@@ -410,12 +412,9 @@ def stand_in_pod(image_context: Path) -> Iterator[Pod]:
         server.startup_s = time.monotonic() - started
         yield server
     finally:
-        # The whole process group, even when the server itself has exited (after SIGTERM, or a
-        # crash): its workers can outlive it, and leaked they hold CPU for every later test.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        if process.poll() is None:
-            process.wait(10)
+        # Every process of the pod, even when the server itself has exited (after SIGTERM, or a
+        # crash): its workers are in sessions of their own and would outlive it.
+        stop_tree(process, env=env)
         for dirpath, dirnames, _ in os.walk(root):
             for name in dirnames:
                 Path(dirpath, name).chmod(0o755)

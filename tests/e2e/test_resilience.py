@@ -9,9 +9,7 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
-import signal
 import threading
 import time
 from collections import Counter
@@ -324,5 +322,4 @@ def test_engine_death_in_a_container_is_503_then_the_server_exits(fresh_home, mo
         assert Counter(o[2] for o in traffic.outcomes)[503] > 0
         print(f"\nin a container: server exited with {code} {exited:.1f}s after the engine was killed")
     finally:
-        if srv.process.poll() is None:
-            os.killpg(srv.process.pid, signal.SIGKILL)
+        srv.stop(timeout=0)  # and any worker the exit left behind

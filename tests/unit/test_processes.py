@@ -1,0 +1,58 @@
+"""harness/processes.py: a server's workers in sessions of their own (as BentoML's circus starts
+them) are stopped with it, also when the server has already exited."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+
+from harness.processes import marked, stop_tree
+
+# A parent that starts a child in a session of its own (os.setsid, as circus does), prints the
+# child's pid, and then waits, or exits at once when told to (leaving the child an orphan).
+PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+print(child.pid, flush=True)
+if sys.argv[1] == "wait":
+    time.sleep(600)
+"""
+
+
+def start(mode: str) -> tuple[subprocess.Popen, dict[str, str], int]:
+    env = marked(os.environ)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, mode], env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    return parent, env, child
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_child_in_its_own_session_is_stopped_with_its_parent() -> None:
+    parent, _, child = start("wait")
+    assert not gone(child) and os.getpgid(child) != os.getpgid(parent.pid)  # out of the group's reach
+    stop_tree(parent)  # no mark needed: the tree is read while the parent lives
+    assert parent.returncode is not None and gone(child)
+
+
+def test_an_orphan_of_a_parent_that_exited_is_found_by_its_mark() -> None:
+    parent, env, child = start("exit")
+    parent.wait(30)
+    time.sleep(0.1)
+    assert not gone(child), "the orphan outlives its parent (what leaked before)"
+    stop_tree(parent)
+    assert not gone(child), "without the mark, nothing can find it"
+    stop_tree(parent, env=env)
+    assert gone(child)
