@@ -27,7 +27,7 @@ from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.contract.errors import ClientClosed, TranslationError, http_response
 from translator.contract.language_codes import LanguageCodes, codes_of
-from translator.contract.protocol import EngineRefusal, EngineReply, Piece, Priority
+from translator.contract.protocol import NEVER_READY, EngineRefusal, EngineReply, Piece, Priority
 from translator.contract.schemas import EXAMPLE_PAYLOAD, Payload, TranslationResult
 from translator.engine.admission import Refused
 from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
@@ -131,12 +131,12 @@ class TranslationEngine:
             try:
                 results = await self.scheduler.submit(batch, expires=False)
             except Refused as exc:
-                logger.error("engine warm-up refused (%s); readiness stays false", exc.message)
+                logger.error("engine warm-up refused (%s); %s", exc.message, NEVER_READY)
                 return
             failed = [r.error for r in results if r.error is not None]
             if failed:
                 # Never ready: the startup probe's budget runs out and Kubernetes restarts the pod.
-                logger.error("engine warm-up batch failed (%s); readiness stays false", failed[0])
+                logger.error("engine warm-up batch failed (%s); %s", failed[0], NEVER_READY)
                 return
         self.calibrated = True
         settle_heap()

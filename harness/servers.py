@@ -19,6 +19,7 @@ import requests
 
 from harness.processes import marked, stop_tree
 from translator.contract.limits import KEEP_ALIVE_S
+from translator.contract.protocol import NEVER_READY
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -143,6 +144,9 @@ def wait_ready(
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             raise RuntimeError(f"{server.name} exited with {server.process.returncode}:\n{server.log_tail()}")
+        if path == "/readyz" and NEVER_READY in server.log():
+            server.stop()
+            raise RuntimeError(f"{server.name} says it will not be ready:\n{server.log_tail()}")
         try:
             response = requests.get(f"{server.url}{path}", timeout=10)
             if response.status_code == 200 and check(response):

@@ -12,7 +12,7 @@ import pytest
 import requests
 from libretranslatepy import LibreTranslateAPI
 
-from harness.servers import launch_server, register, start_server
+from harness.servers import launch_server, register, start_server, wait_ready
 from tests.e2e.helpers import CONTRACT_REQUEST, CONTRACT_RESPONSE, config_with
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -115,5 +115,10 @@ def test_keys_asked_for_but_not_given_fail_closed_and_say_why(fixture_model: Pat
         refused = requests.post(f"{srv.url}/translation", json=CONTRACT_REQUEST, timeout=60)
         assert refused.status_code == 503 and "misconfigured" in refused.json()["error"], refused.text
         assert requests.get(f"{srv.url}/livez", timeout=10).status_code == 200
+        # The harness stops waiting on it at once, where it waited its whole start timeout.
+        started = time.monotonic()
+        with pytest.raises(RuntimeError, match="will not be ready"):
+            wait_ready(srv, timeout=60)
+        assert time.monotonic() - started < 30
     finally:
         srv.stop()

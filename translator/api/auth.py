@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from translator.config import ConfigError, load_settings
 from translator.contract.errors import Forbidden, TranslationError, Unauthorized
+from translator.contract.protocol import NEVER_READY
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def keys_problem() -> str | None:
     try:
         api_keys()
     except ConfigError as exc:
-        logger.error("API keys: %s; every translation request is refused and readiness stays false", exc)
+        logger.error("API keys: %s; every translation request is refused and %s", exc, NEVER_READY)
         return str(exc)
     return None
 

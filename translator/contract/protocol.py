@@ -11,6 +11,11 @@ import enum
 
 from pydantic import BaseModel, Field
 
+# Ends the log line of a process that will not report ready until restarted (misconfigured keys, a
+# failed warm-up): Kubernetes restarts it when its startup probe's budget runs out, and the test
+# harness stops waiting at once (harness/servers.py) rather than after its whole start timeout.
+NEVER_READY = "readiness stays false"
+
 
 class Priority(enum.IntEnum):
     """Who waits for the answer: a person (interactive) or a job (bulk, `Priority: u=5` or more)."""
