@@ -296,10 +296,9 @@ class _File(_Loose):
     services: _Services = Field(default_factory=_Services)
 
 
-def state_directory(name: str, env: str | None = None) -> Path:
-    """Own state (document jobs, local glossaries): `env`'s folder, else `name` in BENTOML_HOME."""
-    named = os.environ.get(env) if env else None
-    return Path(named) if named else Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / name
+def state_directory(name: str) -> Path:
+    """Own state (document jobs, local glossaries): `name` in BENTOML_HOME (absolute: itself)."""
+    return Path(os.environ.get("BENTOML_HOME") or Path.home() / "bentoml") / name
 
 
 def config_path() -> Path:

@@ -2,8 +2,8 @@
 
 Where they are kept: in the shared Valkey or Redis when the sentence cache has one
 (`translation.cache.url`), so every replica sees the same glossaries; otherwise in files in the
-server's BENTOML_HOME (`glossaries/`, or TRANSLATOR_GLOSSARIES_DIR), shared by the API workers of
-one replica (in the deployment an emptyDir: lost with the pod). A
+server's BENTOML_HOME (`glossaries/`), shared by the API workers of one replica (in the deployment
+an emptyDir: lost with the pod). A
 glossary is immutable once created, as DeepL's are: to change one, create another and delete the
 old one.
 
@@ -235,11 +235,8 @@ class ValkeyStore:
 
 # Without a shared store: files in the server's own BentoML home (`glossaries/`), as its document
 # jobs are, so that two servers on one machine (a test's, say) never see each other's glossaries.
-LOCAL_DIRECTORY_ENV = "TRANSLATOR_GLOSSARIES_DIR"
-
-
 def local_directory() -> Path:
-    return state_directory("glossaries", LOCAL_DIRECTORY_ENV)
+    return state_directory("glossaries")
 
 
 def store_for(shared_url: str | None, directory: Path | None = None) -> GlossaryStore:
