@@ -198,7 +198,7 @@ class ValkeyStore:
     async def create(self, glossary: Glossary) -> None:
         data = json.dumps(asdict(glossary), ensure_ascii=False)
         async with _reachable():
-            ids = await self._client.smembers(self._SET)
+            ids = [i if isinstance(i, str) else i.decode() for i in await self._client.smembers(self._SET)]
             async with self._client.pipeline(transaction=False) as pipe:
                 for glossary_id in ids:
                     pipe.strlen(f"glossary:{glossary_id}")
