@@ -174,3 +174,51 @@ def test_a_python_docx_document_through_translate_file(server):
     for name in before.namelist():
         if name not in ("word/document.xml", "word/header1.xml"):
             assert after.read(name) == before.read(name), name
+
+
+def test_a_stored_glossary_applies_to_documents_on_both_apis(server):
+    sentence = "Mi hermano estudia medicina en Madrid."
+    translation = next(t for text, t in pairs("es", "en") if text == sentence)
+    expected = translation.replace("Madrid", "MAD")
+    created = requests.post(
+        f"{server.url}/glossaries",
+        json={
+            "name": "doc places",
+            "sourceLang": "es",
+            "targetLang": "en",
+            "entries": [{"source": "Madrid", "target": "MAD"}],
+        },
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    glossary_id = created.json()["glossaryId"]
+    try:
+        job = upload(server, "places.txt", f"{sentence}\n".encode(), fromLang="es", toLang="en", glossaryId=glossary_id)
+        assert job.status_code == 202, job.text
+        state = finished(server, job.json())
+        assert state["status"] == "done" and state["glossaryId"] == glossary_id, state
+        assert requests.get(f"{server.url}{state['resultUrl']}", timeout=10).content == f"{expected}\n".encode()
+        libre = requests.post(
+            f"{server.url}/libretranslate/translate_file",
+            files={"file": ("places.txt", f"{sentence}\n".encode())},
+            data={"source": "es", "target": "en", "glossary_id": glossary_id},
+            timeout=120,
+        )
+        assert libre.status_code == 200, libre.text
+        assert requests.get(libre.json()["translatedFileUrl"], timeout=10).content == f"{expected}\n".encode()
+        # Checked before any job exists: a glossary for another pair, an unknown one.
+        mismatch = upload(server, "places.txt", b"Hola.\n", fromLang="es", toLang="fr", glossaryId=glossary_id)
+        assert mismatch.status_code == 400 and mismatch.json()["field"] == "glossaryId", mismatch.text
+        assert "es -> en" in mismatch.json()["error"]
+        unknown = "00000000-0000-0000-0000-000000000000"
+        missing = upload(server, "places.txt", b"Hola.\n", fromLang="es", toLang="en", glossaryId=unknown)
+        assert missing.status_code == 404 and missing.json()["field"] == "glossaryId", missing.text
+        refused = requests.post(
+            f"{server.url}/libretranslate/translate_file",
+            files={"file": ("places.txt", b"Hola.\n")},
+            data={"source": "es", "target": "en", "glossary_id": unknown},
+            timeout=60,
+        )
+        assert refused.status_code == 404 and "glossary_id" in refused.json()["error"], refused.text
+    finally:
+        requests.delete(f"{server.url}/glossaries/{glossary_id}", timeout=30)

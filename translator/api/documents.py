@@ -15,6 +15,7 @@ from typing import Any
 
 from translator.api.auth import bearer_token
 from translator.api.disconnect import CallerGone
+from translator.api.glossaries import stored_terms
 from translator.api.libretranslate import CORS, PREFIX, Service, _check_key, error_response, normalize_code
 from translator.contract import limits
 from translator.contract.errors import (
@@ -66,15 +67,34 @@ def _language(value: str | None, name: str, supported: Collection[str], auto: bo
     return code
 
 
+def _glossary(fields: dict[str, str], name: str) -> tuple[str, str] | None:
+    value = fields.get(name)
+    return (value, name) if value else None
+
+
 async def _start(
-    store: jobs.JobStore, upload: Any, source: str, target: str, service: Service, key: bytes | None
+    store: jobs.JobStore,
+    upload: Any,
+    source: str,
+    target: str,
+    service: Service,
+    key: bytes | None,
+    glossary: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
+    """`glossary`: a stored glossary's id and the form field that named it, checked against the
+    languages before any job exists (each chunk of the job then applies it, as a request would)."""
+    if glossary is not None:
+        glossary_id, field = glossary
+        handler = service.handler
+        await stored_terms(glossary_id, source, target, handler.glossaries, handler.canonical, field=field)
     filename = upload.filename or "document"
     data = await upload.read()
     document: Document = await asyncio.to_thread(read_document_safely, filename, data, target)
     jobs.check_size(document)
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state["contentType"] = document.content_type
+    if glossary is not None:
+        state["glossaryId"] = glossary[0]
     store.save_source(state["id"], data)  # a restarted worker's job resumes from it
     store.save(state)
     _launch(state["id"], jobs.run(store, state, document, service.handler.translate))
@@ -104,7 +124,8 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             languages = service.handler.languages
             source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)
-            state = await _start(store, upload, source, target, service, bearer_token(request.scope["headers"]))
+            key = bearer_token(request.scope["headers"])
+            state = await _start(store, upload, source, target, service, key, _glossary(fields, "glossaryId"))
         except TranslationError as exc:
             return http_response(exc)
         return JSONResponse(jobs.public(state), status_code=202)
@@ -157,7 +178,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             target = _language(fields.get("target"), "target", languages, auto=False)
             offered = fields.get("api_key")
             key = offered.encode("utf-8") if offered else bearer_token(request.scope["headers"])
-            state = await _start(store, upload, source, target, service, key)
+            state = await _start(store, upload, source, target, service, key, _glossary(fields, "glossary_id"))
             await _wait(state["id"], request)
             final = store.load(state["id"]) or state
             if final["status"] != "done":

@@ -53,7 +53,7 @@ class GlossaryNotFound(TranslationError):
     status = 404
 
     def __init__(self, glossary_id: str, field: str = "glossaryId") -> None:
-        super().__init__(f"{field}: no glossary {glossary_id!r}", field=field)
+        super().__init__(f"{field}: no glossary {glossary_id[:100]!r}", field=field)
 
 
 class GlossaryMismatch(InvalidRequest):
@@ -272,22 +272,37 @@ async def request_terms(
         return Terms(payload.from_lang, payload.to_lang, entries)
     if payload.glossary_id is None:
         return None
-    glossary = await store.get(payload.glossary_id)
+    return await stored_terms(
+        payload.glossary_id, payload.from_lang, payload.to_lang, store, canonical, field="payload.glossaryId"
+    )
+
+
+async def stored_terms(
+    glossary_id: str,
+    from_lang: str,
+    to_lang: str,
+    store: GlossaryStore,
+    canonical: Callable[[str], str] = _same,
+    field: str = "glossaryId",
+) -> Terms:
+    """A stored glossary's terms for `from_lang` (or auto) -> `to_lang`: 404 when there is no such
+    glossary, 400 when it is for another pair; `field` is how the caller's API names the id."""
+    glossary = await store.get(glossary_id)
     if glossary is None:
-        raise GlossaryNotFound(payload.glossary_id, "payload.glossaryId")
-    source, target = canonical(payload.from_lang), canonical(payload.to_lang)
+        raise GlossaryNotFound(glossary_id, field)
+    source, target = canonical(from_lang), canonical(to_lang)
     if canonical(glossary.target_lang) != target or source not in ("auto", canonical(glossary.source_lang)):
         raise GlossaryMismatch(
-            f"payload.glossaryId: glossary {glossary.glossary_id!r} is for {glossary.source_lang} -> "
-            f"{glossary.target_lang}, the request asks for {payload.from_lang} -> {payload.to_lang}",
-            field="payload.glossaryId",
+            f"{field}: glossary {glossary.glossary_id!r} is for {glossary.source_lang} -> "
+            f"{glossary.target_lang}, the request asks for {from_lang} -> {to_lang}",
+            field=field,
         )
     # In the request's own spelling, which the plan compares with; detection answers listed codes.
-    from_lang = canonical(glossary.source_lang) if payload.from_lang == "auto" else payload.from_lang
-    key = (glossary.glossary_id, from_lang, payload.to_lang)
+    source_code = canonical(glossary.source_lang) if from_lang == "auto" else from_lang
+    key = (glossary.glossary_id, source_code, to_lang)
     terms = _COMPILED.get(key)
     if terms is None:  # a stored glossary never changes: its matcher is compiled once, not per request
-        terms = _COMPILED[key] = Terms(from_lang, payload.to_lang, glossary.entries)
+        terms = _COMPILED[key] = Terms(source_code, to_lang, glossary.entries)
     return terms
 
 

@@ -263,6 +263,7 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
             toLang=state["toLang"],
             records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
             format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
+            glossaryId=state.get("glossaryId"),
         )
         async with gate:
             result = await _with_retries(functools.partial(translate, payload, BULK_HEADERS, _never))
