@@ -60,6 +60,18 @@ def test_stored_bytes_are_bounded(tmp_path):
         store.create("b.txt", "en", "fr", 1)
 
 
+def test_the_active_jobs_paragraphs_are_bounded_together(tmp_path):
+    # Each running job holds its parsed document in memory: their paragraphs count together.
+    store = in_folder(tmp_path)
+    store.create("big.docx", "en", "fr", jobs.MAX_ACTIVE_UNITS - 10)
+    store.create("small.txt", "en", "fr", 10)
+    with pytest.raises(Unavailable, match="would pass this server's") as refused:
+        store.create("one-more.txt", "en", "fr", 1)
+    assert refused.value.headers()["Retry-After"]
+    # Alone, the largest document a job takes is always accepted.
+    assert in_folder(tmp_path / "idle").create("largest.docx", "en", "fr", jobs.MAX_UNITS)["status"] == "queued"
+
+
 def _dead_pid() -> int:
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     return int(gone.stdout)
