@@ -46,17 +46,26 @@ def _tree(pid: int) -> list[psutil.Process]:
         return []
 
 
+def _running(member: psutil.Process) -> bool:
+    try:
+        return member.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def stop_tree(process: subprocess.Popen, grace_s: float = 0.0, env: Mapping[str, str] | None = None) -> int | None:
     """SIGTERM to `process`'s group and `grace_s` seconds to exit (none: SIGKILL at once), then
     SIGKILL to its group, to every descendant seen and to every process bearing the mark of `env`
     (the environment it was started with, if `marked`); its exit code."""
-    seen = {p.pid: p for p in _tree(process.pid)}
+    # The tree only of a process not yet reaped: a reaped one's pid may be another process's now.
+    seen = {p.pid: p for p in _tree(process.pid)} if process.poll() is None else {}
     if grace_s > 0 and process.poll() is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(grace_s)
-    seen |= {p.pid: p for p in _tree(process.pid)}  # workers started meanwhile (a restart)
+    if process.poll() is None:
+        seen |= {p.pid: p for p in _tree(process.pid)}  # workers started meanwhile (a restart)
     mark = (env or {}).get(MARK_ENV)
     if mark:
         seen |= {p.pid: p for p in _marked_with(mark)}
@@ -68,5 +77,6 @@ def stop_tree(process: subprocess.Popen, grace_s: float = 0.0, env: Mapping[str,
             member.kill()
     if process.poll() is None:
         process.wait(10)
-    psutil.wait_procs(list(seen.values()), timeout=10)
+    # Not the zombies of a parent that has gone: reaped by PID 1 whenever it does, they hold nothing.
+    psutil.wait_procs([p for p in seen.values() if _running(p)], timeout=10)
     return process.returncode

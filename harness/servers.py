@@ -90,7 +90,8 @@ class Server:
     process: subprocess.Popen
     log_path: Path
     extra: dict = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)  # as started: its mark finds orphaned workers
+    # As started (its mark finds orphaned workers); never printed: it may hold API keys.
+    env: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def pid(self) -> int:

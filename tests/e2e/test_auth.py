@@ -115,10 +115,9 @@ def test_keys_asked_for_but_not_given_fail_closed_and_say_why(fixture_model: Pat
         refused = requests.post(f"{srv.url}/translation", json=CONTRACT_REQUEST, timeout=60)
         assert refused.status_code == 503 and "misconfigured" in refused.json()["error"], refused.text
         assert requests.get(f"{srv.url}/livez", timeout=10).status_code == 200
-        # The harness stops waiting on it at once, where it waited its whole start timeout.
-        started = time.monotonic()
+        # The harness stops waiting on it at once, where it waited its whole start timeout (and then
+        # would say "not ready after").
         with pytest.raises(RuntimeError, match="will not be ready"):
             wait_ready(srv, timeout=60)
-        assert time.monotonic() - started < 30
     finally:
         srv.stop()
