@@ -68,8 +68,22 @@ def test_the_active_jobs_paragraphs_are_bounded_together(tmp_path):
     with pytest.raises(Unavailable, match="would pass this server's") as refused:
         store.create("one-more.txt", "en", "fr", 1)
     assert refused.value.headers()["Retry-After"]
-    # Alone, the largest document a job takes is always accepted.
-    assert in_folder(tmp_path / "idle").create("largest.docx", "en", "fr", jobs.MAX_UNITS)["status"] == "queued"
+    # Beside one of the largest documents a job takes, another fits.
+    other = in_folder(tmp_path / "other")
+    other.create("largest.docx", "en", "fr", jobs.MAX_UNITS)
+    assert other.create("report.docx", "en", "fr", 5000)["status"] == "queued"
+
+
+def test_an_orphan_waits_for_room_before_it_resumes(tmp_path):
+    store = in_folder(tmp_path)
+    state = store.create("a.txt", "en", "fr", 10)
+    state.update(status="running", pid=_dead_pid())
+    store.save(state)
+    store.create("big.docx", "en", "fr", jobs.MAX_ACTIVE_UNITS - 5)  # what runs meanwhile
+    orphan = store.load(state["id"])
+    assert orphan is not None
+    waiting, work = jobs.adopt(store, orphan, read_document_safely, None)  # type: ignore[arg-type]
+    assert work is None and waiting["orphaned"] and waiting["status"] == "running"
 
 
 def _dead_pid() -> int:

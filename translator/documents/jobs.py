@@ -43,8 +43,9 @@ MAX_RETRIES = 60
 # A running job holds its parsed document (the XML tree its writer fills) and its translations:
 # measured, about 3.5 KB a paragraph (a .docx of 100,000 short paragraphs, 13 MB of XML, took
 # 330 MB), so the jobs' count alone let 32 large documents take 20 GB of a 6 GiB pod. The paragraphs
-# of the server's active jobs together stay within one largest document's (~700 MB).
-MAX_ACTIVE_UNITS = MAX_UNITS
+# of the server's active jobs together stay within two of the largest documents (~1.4 GB): one of
+# them leaves room for the others' (a bound of one would refuse every document while it ran).
+MAX_ACTIVE_UNITS = 2 * MAX_UNITS
 Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
 
 
@@ -74,8 +75,7 @@ class JobStore:
     def create(self, filename: str, source: str, target: str, total: int, owner: str = "") -> dict[str, Any]:
         """`owner`: a digest of the API key, never the key."""
         self.sweep()
-        # A job whose worker died counts no more: it waits for someone to ask for it (then resumes).
-        active = [s for s in self.states() if s["status"] in ("queued", "running") and not s.get("orphaned")]
+        active = self.active()
         stored = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file()) if self.root.is_dir() else 0
         bounds = self.settings
         if stored > bounds.max_stored_bytes:
@@ -84,7 +84,7 @@ class JobStore:
             )
         if len(active) >= bounds.max_jobs:
             raise Unavailable(f"{bounds.max_jobs} documents are being translated; retry later", retry_after_s=30)
-        held = sum(state["progress"]["total"] for state in active)
+        held = _paragraphs(active)
         if held + total > MAX_ACTIVE_UNITS:
             raise Unavailable(
                 f"documents of {held} paragraphs are being translated, and with this one's {total} they would "
@@ -113,6 +113,11 @@ class JobStore:
         self.folder(job_id).mkdir(parents=True, exist_ok=True)
         self.save(state)
         return state
+
+    def active(self) -> list[dict[str, Any]]:
+        """Jobs queued or running; one whose worker died counts no more: it waits for someone to ask
+        for it (then resumes)."""
+        return [s for s in self.states() if s["status"] in ("queued", "running") and not s.get("orphaned")]
 
     def save(self, state: dict[str, Any]) -> None:
         folder = self.folder(state["id"])
@@ -181,6 +186,10 @@ class JobStore:
             since = state.get("ended", state["created"] if state.get("orphaned") else now)
             if since < now - self.settings.keep_s:
                 shutil.rmtree(self.folder(state["id"]), ignore_errors=True)
+
+
+def _paragraphs(states: list[dict[str, Any]]) -> int:
+    return sum(state["progress"]["total"] for state in states)
 
 
 def public(state: dict[str, Any]) -> dict[str, Any]:
@@ -314,6 +323,8 @@ def adopt(
     """An orphaned job (its worker restarted) resumed in this process from its saved source and
     the units it had translated; the coroutine to run, or None when another process took it or
     it cannot be resumed (then it reads failed, with the reason)."""
+    if _paragraphs(store.active()) + state["progress"]["total"] > MAX_ACTIVE_UNITS:
+        return state, None  # still an orphan: resumed when asked about once there is room
     state.pop("orphaned", None)
     if not store.claim(state):
         return state, None
