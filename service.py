@@ -20,7 +20,7 @@ from translator.api.disconnect import CallerGone
 from translator.api.engine_channel import EngineChannel
 from translator.api.engine_client import EngineClient
 from translator.api.engine_gate import EngineGate
-from translator.api.glossaries import store_for
+from translator.api.glossary_store import store_for
 from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
 from translator.api.routes import routes_app

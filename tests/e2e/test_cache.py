@@ -85,7 +85,7 @@ def test_concurrent_repeats_stay_exact_and_hit(cached):
 
 
 def test_glossaries_are_kept_in_the_shared_valkey(cached):
-    # #33: with a shared cache, every replica sees the same glossaries (translator/api/glossaries.py).
+    # #33: with a shared cache, every replica sees the same glossaries (translator/api/glossary_store.py).
     import redis
 
     server, valkey = cached

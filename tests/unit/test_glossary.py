@@ -14,15 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.valkey import valkey  # noqa: F401 - the fixture
-from translator.api.glossaries import (
-    FileStore,
-    GlossaryMismatch,
-    GlossaryNotFound,
-    ValkeyStore,
-    new_glossary,
-    request_terms,
-    store_for,
-)
+from translator.api.glossaries import GlossaryMismatch, GlossaryNotFound, request_terms, stored_terms
+from translator.api.glossary_store import FileStore, ValkeyStore, new_glossary, store_for
 from translator.api.pipeline import translate_payload
 from translator.contract.errors import InvalidRequest, PayloadTooLarge
 from translator.contract.protocol import Piece, PieceResult
@@ -129,11 +122,41 @@ def _store_round_trip(store) -> None:
         glossary = new_glossary("shop", "en", "fr", {"cat": "chat", "BentoML": "BentoML"})
         await store.create(glossary)
         assert await store.get(glossary.glossary_id) == glossary
+        assert await store.exists(glossary.glossary_id) and not await store.exists("../../etc/passwd")
         assert glossary.glossary_id in [g.glossary_id for g in await store.list()]
         assert await store.get("../../etc/passwd") is None
         assert await store.delete(glossary.glossary_id)
         assert not await store.delete(glossary.glossary_id)
         assert await store.get(glossary.glossary_id) is None
+        assert not await store.exists(glossary.glossary_id)
+
+    asyncio.run(go())
+
+
+class CountingReads(FileStore):
+    def __init__(self, directory) -> None:
+        super().__init__(directory)
+        self.reads = 0
+
+    async def get(self, glossary_id):
+        self.reads += 1
+        return await super().get(glossary_id)
+
+
+def test_a_stored_glossary_is_read_once_and_its_deletion_still_seen(tmp_path):
+    # A document job applies it chunk after chunk: one read, then only a check that it is there.
+    store = CountingReads(tmp_path)
+
+    async def go() -> None:
+        glossary = new_glossary("shop", "en", "fr", {"cat": "chat"})
+        await store.create(glossary)
+        for _ in range(5):
+            terms = await stored_terms(glossary.glossary_id, "en", "fr", store)
+            assert terms.entries == {"cat": "chat"}
+        assert store.reads == 1
+        assert await store.delete(glossary.glossary_id)
+        with pytest.raises(GlossaryNotFound, match="glossaryId: no glossary"):
+            await stored_terms(glossary.glossary_id, "en", "fr", store)
 
     asyncio.run(go())
 
@@ -260,7 +283,7 @@ def test_an_unreachable_shared_store_is_a_503_not_a_500():
     import asyncio
     import socket
 
-    from translator.api.glossaries import ValkeyStore
+    from translator.api.glossary_store import ValkeyStore
     from translator.contract.errors import Unavailable
 
     with socket.socket() as probe:  # a port nobody listens on

@@ -23,7 +23,8 @@ from pydantic import ValidationError
 from translator.api.auth import api_keys, keys_problem
 from translator.api.deepl_codes import target_codes, to_deepl, to_iso
 from translator.api.disconnect import CallerGone
-from translator.api.glossaries import check_pair, found_or_deleted, new_glossary
+from translator.api.glossaries import check_pair, found_or_deleted
+from translator.api.glossary_store import new_glossary
 from translator.api.libretranslate import FORM_TYPES, EdgeRequest, language_name, read_params
 from translator.contract.errors import (
     ClientClosed,

@@ -14,7 +14,8 @@ from typing import Any
 
 from translator.api.disconnect import unless_disconnected
 from translator.api.engine_client import EngineClient
-from translator.api.glossaries import GlossaryStore, request_terms, store_for
+from translator.api.glossaries import request_terms
+from translator.api.glossary_store import GlossaryStore, store_for
 from translator.api.pipeline import translate_payload
 from translator.api.request_options import deadline_ms_of, priority_of
 from translator.contract.protocol import Piece

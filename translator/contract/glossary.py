@@ -2,7 +2,7 @@
 
 A glossary is a language pair and entries: a source term and the target term that must stand for
 it in every translation, or no target: the term is kept as it is (a product name). The matching is
-translator/text/glossary.py; the stored glossaries are translator/api/glossaries.py.
+translator/text/glossary.py; the stored glossaries are translator/api/glossary_store.py.
 """
 
 from __future__ import annotations
