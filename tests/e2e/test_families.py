@@ -131,8 +131,9 @@ def test_languages_list_one_code_a_language_with_names(family_server):
     assert aliases <= set(body["acceptedCodes"]) and "zh-Hans" not in body["languages"]
     auto = set(body["autoDetect"]["languages"])
     assert {"en", "ja", "zh", "de"} <= auto <= set(body["languages"])
-    # Norwegian is `nb` on NLLB (M2M100's `no`): detectable under the checkpoint's own code.
-    assert ("nb" in auto, "no" in auto) == ((True, False) if family == "nllb" else (False, True))
+    # Both fixtures have M2M100's 100 languages (the NLLB one spells Norwegian nor_Latn, listed `no`;
+    # real NLLB's nob_Latn is `nb`, tests/unit/test_langdetect.py): the detector names 91 of them.
+    assert len(auto) == 91 and "no" in auto
 
 
 @pytest.mark.parametrize("code", ["xx", "eng_Latx", "zho_Hant"])
