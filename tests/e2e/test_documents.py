@@ -9,6 +9,7 @@ import zipfile
 
 import pytest
 import requests
+import yaml
 
 from harness import documents
 from harness.corpus import corpus_sentences
@@ -118,10 +119,12 @@ def test_result_is_409_until_done(server):
 
 def test_more_formats_through_the_native_jobs(server):
     (a, ta), (b, tb), (c, tc), *_ = pairs("en", "fr")
+    quoted = b.replace("'", "''")  # YAML's single-quoted style
     page = f"<html><body><h1>{a}</h1><p>{b} <b>{c}</b></p><script>var s = '{a}';</script></body></html>"
     cases = {
         "page.html": (page.encode(), page.replace(f">{a}<", f">{ta}<").replace(b, tb).replace(c, tc).encode()),
         "chapter.odt": (documents.odt([f"{a} <text:span text:style-name='T1'>{b}</text:span>"]), None),
+        "en.yml": (f"en:\n  # home page\n  title: {a}\n  body: '{quoted}'\n  count: 2\n".encode(), None),
     }
     for name, (data, expected) in cases.items():
         job = upload(server, name, data, fromLang="en", toLang="fr").json()
@@ -130,6 +133,9 @@ def test_more_formats_through_the_native_jobs(server):
         result = requests.get(f"{server.url}{state['resultUrl']}", timeout=10).content
         if expected is not None:
             assert result == expected
+        elif name.endswith(".yml"):
+            assert yaml.safe_load(result) == {"en": {"title": ta, "body": tb, "count": 2}}
+            assert result.startswith(b"en:\n  # home page\n  title: ") and result.endswith(b"\n  count: 2\n")
         else:
             content = zipfile.ZipFile(io.BytesIO(result)).read("content.xml").decode()
             assert f'{ta} <text:span text:style-name="T1">{tb}</text:span>' in content

@@ -168,6 +168,58 @@ def test_json_values_only():
     assert out.endswith("\n") and '\n  "greeting"' in out
 
 
+YAML = f"""# Greetings
+en:
+  greeting: "{A}"   # shown first
+  plain: {B}
+  count: 3
+  enabled: yes
+  shared: &common '{C}'
+  again: *common
+  block: |
+    {A}
+    {B}
+  folded: >-
+    {C}
+  items:
+    - {A}
+    - [{B}, 42]
+"""
+
+
+def test_yaml_values_in_place_and_everything_else_byte_for_byte():
+    import yaml
+
+    assert identity("en.yml", YAML.encode()) == YAML.encode()
+    expected = (
+        YAML.replace(f'"{A}"', f'"{TA}"')
+        .replace(f"plain: {B}", f"plain: {TB}")
+        .replace(f"'{C}'", f"'{TC}'")
+        .replace(f"    {A}\n    {B}\n", f"    {TA}\n    {TB}\n")
+        .replace(f">-\n    {C}", f">-\n    {TC}")
+        .replace(f"- {A}", f"- {TA}")
+        .replace(f"[{B}, 42]", f"[{TB}, 42]")
+    )
+    assert translate("en.yaml", YAML.encode()).decode() == expected
+    assert yaml.safe_load(expected)["en"]["again"] == TC  # the alias follows its anchor
+
+
+def test_a_yaml_value_is_quoted_where_its_style_cannot_hold_the_translation():
+    import yaml
+
+    source = "a: plain words\nb: 'single'\nc: |\n  block\nd: [x, y]\n"
+    document = read_document("a.yaml", source.encode())
+    hard = ["key: value, with # marks", "two\nlines", " leading space", "it's [flow]", "yes"]
+    written = document.write(hard).decode()
+    assert yaml.safe_load(written) == {"a": hard[0], "b": hard[1], "c": hard[2], "d": [hard[3], hard[4]]}
+    assert written.startswith('a: "key: value, with # marks"\n')
+
+
+def test_bad_yaml_is_a_400_naming_it():
+    with pytest.raises(BadDocument, match="not valid YAML"):
+        read_document("a.yaml", b"key: [unclosed\n")
+
+
 def test_xlsx_odt_epub_round_trips():
     out = members(translate("a.xlsx", documents.xlsx([A, "42", B])))
     assert (

@@ -21,6 +21,8 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".po": i18n.read_po,
     ".pot": i18n.read_po,
     ".json": i18n.read_json,
+    ".yaml": i18n.read_yaml,
+    ".yml": i18n.read_yaml,
     ".xlsx": packages.read_xlsx,
     ".odt": lambda data: packages.read_odf(data, "odt"),
     ".odp": lambda data: packages.read_odf(data, "odp"),

@@ -8,11 +8,17 @@ placeholders stay (placeholders are kept by the text path, translator/text/place
   file's target language is set. A source with inline elements (<g>, <ph>, <pc>) is left without a
   target: its markup is XLIFF's own, not HTML's.
 - JSON: every string value, at any depth; keys, numbers and the file's indentation kept.
+- YAML (Rails, Symfony, i18next... locale files): every string value, at any depth, replaced where
+  it stands in the file, so that keys, comments, anchors, other scalars and the layout come back
+  byte for byte; a value keeps its quoting style (plain, single, double quoted, or a `|`/`>` block)
+  where the translation can be written in it, else it is double quoted. Keys are never translated,
+  the top-level locale key (`en:`) included: rename it to the target's where the framework wants.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from translator.documents.model import BadDocument, Document, Unit, decode_text
@@ -136,3 +142,80 @@ def _indent(text: str) -> int | str | None:
             whitespace = line[: len(line) - len(stripped)]
             return len(whitespace) if set(whitespace) == {" "} else whitespace
     return None
+
+
+# An anchor (`&name`) or a tag (`!!str`) before a scalar: kept in front of its translation.
+_PROPERTIES = re.compile(r"^((?:[&!]\S*\s+)*)")
+_STR = "tag:yaml.org,2002:str"
+
+
+def read_yaml(data: bytes) -> Document:
+    import yaml
+
+    text, encoding = decode_text(data, "YAML")
+    try:
+        roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise BadDocument(f"file: not valid YAML ({str(exc)[:200]})") from exc
+    # By identity: an aliased value is translated once, where it is anchored. With whether it stands in
+    # a flow collection (`[a, b]`), where a plain scalar cannot hold `,[]{}`.
+    scalars: dict[int, tuple[Any, bool]] = {}
+
+    def walk(node: Any, flow: bool) -> None:
+        if node is None or id(node) in scalars:
+            return
+        if isinstance(node, yaml.CollectionNode):
+            inner = flow or bool(node.flow_style)
+            for item in node.value:
+                walk(item[1] if isinstance(node, yaml.MappingNode) else item, inner)  # keys never
+        elif node.tag == _STR and node.value.strip():
+            scalars[id(node)] = (node, flow)
+
+    for root in roots:
+        walk(root, False)
+    nodes = sorted(scalars.values(), key=lambda found: found[0].start_mark.index)
+
+    def write(translations: list[str]) -> bytes:
+        out, last = [], 0
+        for (node, flow), translation in zip(nodes, translations, strict=True):
+            start, end = node.start_mark.index, node.end_mark.index
+            original = text[start:end]
+            properties = _PROPERTIES.match(original).group(1)  # type: ignore[union-attr]
+            body = original[len(properties) :]
+            stripped = body.rstrip()
+            # Unchanged (a value of placeholders only, say): as it stood, folding and all.
+            written = stripped if translation == node.value else _yaml_scalar(translation, node.style, stripped, flow)
+            out += [text[last:start], properties, written, body[len(stripped) :]]
+            last = end
+        out.append(text[last:])
+        return "".join(out).encode(encoding)
+
+    return Document([Unit(node.value) for node, _ in nodes], write, "application/yaml")
+
+
+def _yaml_scalar(value: str, style: str | None, original: str, flow: bool) -> str:
+    """`value` written in `style` (PyYAML's: None plain, `'`, `"`, `|`, `>`) where it reads back as
+    `value` in it, else double quoted (JSON's escapes are YAML's). `original`: the scalar as it stood;
+    `flow`: inside a flow collection."""
+    if style in ("|", ">"):
+        header, _, block = original.partition("\n")
+        lines = block.split("\n")
+        indent = next((line[: len(line) - len(line.lstrip(" "))] for line in lines if line.strip()), "  ")
+        written = header + "".join(f"\n{indent}{line}" if line else "\n" for line in value.rstrip("\n").split("\n"))
+        if _reads_back(f"key: {written}\n", value):
+            return written
+    elif style == "'" and "\n" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    elif style is None and "\n" not in value and not (flow and set(value) & set(",[]{}")):
+        if _reads_back(f"key: {value}", value):
+            return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _reads_back(document: str, value: str) -> bool:
+    import yaml
+
+    try:
+        return yaml.safe_load(document) == {"key": value}
+    except yaml.YAMLError:
+        return False
