@@ -114,10 +114,14 @@ def test_po_fills_msgstr_keeps_plurals_fuzzy_and_context():
         f'#, fuzzy\nmsgctxt "menu"\nmsgid "{A}"\nmsgstr ""\n\n'
         f'msgid "{B}"\nmsgid_plural "{C}"\nmsgstr[0] ""\nmsgstr[1] ""\n'
     )
-    catalog = polib.pofile(translate("a.po", source.encode()).decode())
-    first, second = list(catalog)
+    done = f'#: a translator\'s\nmsgid "{C}"\nmsgstr "Une traduction faite par une personne."\n'
+    catalog = polib.pofile(translate("a.po", (source + "\n" + done).encode()).decode())
+    first, second, third = list(catalog)
     assert (first.msgctxt, first.msgid, first.msgstr, first.fuzzy) == ("menu", A, TA, True)
     assert second.msgstr_plural == {0: TB, 1: TC} and second.msgid_plural == C
+    # Machine output is flagged for review; a person's translation is left as it was.
+    assert second.fuzzy and not third.fuzzy
+    assert third.msgstr == "Une traduction faite par une personne."
     assert "Plural-Forms" in catalog.metadata
 
 
@@ -131,19 +135,25 @@ def test_xliff_targets_filled(version):
             '<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
             f'<file source-language="en" datatype="plaintext" original="x"><body>'
             f'<trans-unit id="1"><source>{A}</source></trans-unit>'
-            f'<trans-unit id="2"><source>{B}</source><target>old</target></trans-unit></body></file></xliff>'
+            f'<trans-unit id="2"><source>{B}</source><target state="new">old</target></trans-unit>'
+            f'<trans-unit id="3"><source>{C}</source><target>A person\'s</target></trans-unit></body></file></xliff>'
         )
     else:
         source = (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             '<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en">'
             f'<file id="f"><unit id="1"><segment><source>{A}</source></segment></unit>'
-            f'<unit id="2"><segment><source>{B}</source></segment></unit></file></xliff>'
+            f'<unit id="2"><segment state="initial"><source>{B}</source><target>old</target></segment></unit>'
+            f'<unit id="3"><segment><source>{C}</source><target>A person\'s</target></segment></unit></file></xliff>'
         )
     root = etree.fromstring(translate("a.xlf", source.encode()))
     ns = {"x": root.nsmap[None]}
-    assert [t.text for t in root.iterfind(".//x:target", ns)] == [TA, TB]
-    assert [s.text for s in root.iterfind(".//x:source", ns)] == [A, B]
+    # Filled where missing or asked for; a translation already there is a person's, and stays.
+    assert [t.text for t in root.iterfind(".//x:target", ns)] == [TA, TB, "A person's"]
+    assert [s.text for s in root.iterfind(".//x:source", ns)] == [A, B, C]
+    if version == "1.2":
+        states = [(t.get("state"), t.get("state-qualifier")) for t in root.iterfind(".//x:target", ns)]
+        assert states == [("needs-review-translation", "mt-suggestion")] * 2 + [(None, None)]
 
 
 def test_xliff_alt_trans_suggestions_are_left_as_they_are():

@@ -2,11 +2,16 @@
 
 Only the translatable strings change; keys, contexts, comments, flags (`fuzzy` included) and
 placeholders stay (placeholders are kept by the text path, translator/text/placeholders.py).
-- PO/POT (polib): each entry's msgstr is filled from its msgid; a plural entry's msgstr[0] from
-  msgid and the other forms from msgid_plural. The header entry and obsolete entries are left.
-- XLIFF: every <source> of plain text gets its <target> (created after it, or replaced), and the
-  file's target language is set. A source with inline elements (<g>, <ph>, <pc>) is left without a
-  target: its markup is XLIFF's own, not HTML's.
+- PO/POT (polib): each entry not translated yet (or fuzzy) gets its msgstr from its msgid, a plural
+  entry msgstr[0] from msgid and the other forms from msgid_plural, and is flagged `fuzzy`: machine
+  output for a translator to review, as gettext tools mark what they did not get from a person
+  (`msgfmt` leaves it out unless `--use-fuzzy`). Translated entries, the header and obsolete
+  entries are left as they are.
+- XLIFF: every <source> of plain text without a translation gets its <target> (created after it,
+  or filled where it is empty or its state says it needs one), and the file's target language is
+  set; a 1.2 target made here reads `state="needs-review-translation"` with `state-qualifier=
+  "mt-suggestion"`. A translated <target> is left as it is. A source with inline elements (<g>,
+  <ph>, <pc>) is left without a target: its markup is XLIFF's own, not HTML's.
 - JSON: every string value, at any depth; keys, numbers and the file's indentation kept.
 - YAML (Rails, Symfony, i18next... locale files): every string value, at any depth, replaced where
   it stands in the file, so that keys, comments, anchors, other scalars and the layout come back
@@ -33,7 +38,7 @@ def read_po(data: bytes) -> Document:
         catalog = polib.pofile(text, wrapwidth=78)
     except (OSError, ValueError) as exc:
         raise BadDocument(f"file: this PO file cannot be read ({exc})") from exc
-    entries = [e for e in catalog if e.msgid and not e.obsolete]
+    entries = [e for e in catalog if e.msgid and not e.obsolete and not e.translated()]
     units: list[Unit] = []
     for entry in entries:
         units.append(Unit(entry.msgid))
@@ -50,6 +55,8 @@ def read_po(data: bytes) -> Document:
                 entry.msgstr_plural = {i: singular if i == 0 else plural for i in range(count)}
             else:
                 entry.msgstr = singular
+            if "fuzzy" not in entry.flags:
+                entry.flags.append("fuzzy")
         return str(catalog).encode("utf-8")
 
     return Document(units, write, "text/x-gettext-translation; charset=utf-8")
@@ -71,7 +78,11 @@ def read_xliff(data: bytes, target_language: str) -> Document:
     sources = [
         s
         for s in root.iter(f"{ns}source")
-        if s.getparent() is not None and s.getparent().tag == unit and len(s) == 0 and (s.text or "").strip()
+        if s.getparent() is not None
+        and s.getparent().tag == unit
+        and len(s) == 0
+        and (s.text or "").strip()
+        and not _translated(s, ns)
     ]
 
     def write(translations: list[str]) -> bytes:
@@ -90,10 +101,24 @@ def read_xliff(data: bytes, target_language: str) -> Document:
                 source.addnext(target)
             target.text = translation
             if namespace == _XLIFF_1:
-                target.set("state", "translated")
+                target.set("state", "needs-review-translation")
+                target.set("state-qualifier", "mt-suggestion")
         return serialize_xml(root, data)
 
     return Document([Unit(s.text or "") for s in sources], write, "application/xliff+xml")
+
+
+# States saying a target is still to be translated (XLIFF 1.2's target, 2.0's segment).
+_UNTRANSLATED = frozenset({"new", "needs-translation", "initial"})
+
+
+def _translated(source: Any, ns: str) -> bool:
+    """Whether `source` already has a translation: a target with text or inline markup whose state
+    (1.2's on the target, 2.0's on the segment; none given: translated) does not ask for one."""
+    target = source.getnext()
+    if target is None or target.tag != f"{ns}target" or not ((target.text or "").strip() or len(target)):
+        return False
+    return (target.get("state") or source.getparent().get("state")) not in _UNTRANSLATED
 
 
 def read_json(data: bytes) -> Document:
