@@ -152,6 +152,14 @@ def test_html_and_alternatives_on_both_families(family_server):
     record = answer.json()["result"][0]
     assert record["text"] == f"<p>{target}</p>"
     assert isinstance(record["alternatives"], list)
+    # Placeholders (Weblate's [X<n>X], printf, ICU) are kept byte for byte around the exact
+    # translation: the planner's, whatever the tokenizer.
+    berlin, berlin_de = "Welcome to Berlin!", "Willkommen in Berlin!"  # a corpus pair
+    texts = [f"[X0X] {berlin}", f"{berlin} %s", f"{berlin} {{name}}"]
+    answer = translate(server, "en", "de", texts)
+    assert answer.status_code == 200, answer.text
+    expected = [f"[X0X] {berlin_de}", f"{berlin_de} %s", f"{berlin_de} {{name}}"]
+    assert [r["text"] for r in answer.json()["result"]] == expected, family
 
 
 def test_evaluation_over_http_on_a_flores200_tree(family_server, tmp_path):

@@ -306,3 +306,51 @@ def test_docx_hyperlink_is_rebuilt_around_its_words():
         f'<w:hyperlink r:id="rId9"><w:r><w:rPr><w:rStyle w:val="Hyperlink"/></w:rPr><w:t>{TB}</w:t></w:r></w:hyperlink>'
         in out
     )
+
+
+ODF = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+    'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"'
+)
+
+
+@pytest.mark.parametrize(
+    ("extension", "body"),
+    [
+        # A slide's text frame, and a spreadsheet's cells (a number cell stays).
+        (
+            "odp",
+            f"<office:presentation><draw:page><draw:frame><draw:text-box><text:p>{A}</text:p>"
+            f"<text:p>{B}</text:p></draw:text-box></draw:frame></draw:page></office:presentation>",
+        ),
+        (
+            "ods",
+            f"<office:spreadsheet><table:table><table:table-row><table:table-cell><text:p>{A}</text:p>"
+            f'</table:table-cell><table:table-cell office:value-type="float" office:value="42"><text:p>42</text:p>'
+            f"</table:table-cell><table:table-cell><text:p>{B}</text:p></table:table-cell></table:table-row>"
+            "</table:table></office:spreadsheet>",
+        ),
+    ],
+)
+def test_odp_and_ods_round_trips(extension, body):
+    declaration = '<?xml version="1.0" encoding="UTF-8"?>\r\n'
+    content = f"{declaration}<office:document-content {ODF}><office:body>{body}</office:body></office:document-content>"
+    mimetype = f"application/vnd.oasis.opendocument.{extension}"
+    source = documents.package({"mimetype": mimetype, "content.xml": content, "meta.xml": "<m/>"})
+    assert members(identity(f"a.{extension}", source)) == members(source)
+    out = members(translate(f"a.{extension}", source))
+    assert out["content.xml"].decode() == content.replace(f">{A}<", f">{TA}<").replace(f">{B}<", f">{TB}<")
+    assert out["meta.xml"] == b"<m/>" and out["mimetype"] == mimetype.encode()
+
+
+def test_pot_template_is_filled_as_a_po_file():
+    import polib
+
+    source = (
+        f'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n#: app.py:3\nmsgid "{A}"\nmsgstr ""\n'
+    )
+    catalog = polib.pofile(translate("messages.pot", source.encode()).decode())
+    [entry] = list(catalog)
+    assert (entry.msgid, entry.msgstr, entry.occurrences, entry.fuzzy) == (A, TA, [("app.py", "3")], True)
