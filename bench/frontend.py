@@ -48,13 +48,15 @@ from translator.engine.backends.simulated_backend import H200_418M_GREEDY, batch
 from translator.shm.engine_process import engine_pids
 
 POINTS = ("cache", "instant", "gpu-shaped")
-GPU_BATCH = 512
+# The batch sizes a GPU asks for (docs/batching.md: an H200 gains up to 512 on the 418M), each on
+# a server of its own, under the client counts that can fill them.
+GPU_BATCHES = (128, 256, 512)
 GPU_CLIENTS = (256, 512, 1024)
 CLIENTS = 32  # the measure: wrk -t1 -c32
 SIXTEEN = 16
 
 
-def write_config(path: Path, point: str) -> Path:
+def write_config(path: Path, point: str, gpu_batch: int = GPU_BATCHES[-1]) -> Path:
     config = copy.deepcopy(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8")))
     engine_service = config["services"][ENGINE_SERVICE]
     translation = engine_service.setdefault("translation", {})
@@ -64,7 +66,7 @@ def write_config(path: Path, point: str) -> Path:
     if point == "gpu-shaped":
         translation["engine"]["simulated_batch_s"] = [list(p) for p in H200_418M_GREEDY]
         translation["engine"]["max_batch_tokens"] = 1 << 20  # the curve is the cost, not a token budget
-        engine_service["batching"]["max_batch_size"] = GPU_BATCH
+        engine_service["batching"]["max_batch_size"] = gpu_batch
         api = config["services"][API_SERVICE]["translation"]
         api.setdefault("admission", {})["max_concurrency"] = 4 * max(GPU_CLIENTS)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,10 +173,10 @@ def measured(
 ) -> dict[str, Any]:
     wrk(server.url + path, clients, min(3.0, seconds), script)  # warm-up, unmeasured
     engine_before, api_before = meter.read()
-    metrics_before = server.metrics()
+    metrics_before, started = server.metrics(), time.monotonic()
     row = wrk(server.url + path, clients, seconds, script)
     engine_after, api_after = meter.read()
-    metrics_after = server.metrics()
+    metrics_after, window = server.metrics(), time.monotonic() - started
     done = max(1, row["requests"])
     row.update(
         path=path,
@@ -188,6 +190,12 @@ def measured(
     batches = pieces_sum[1][1] - pieces_sum[0][1]
     row["batches"] = batches
     row["mean_batch_pieces"] = (pieces_sum[1][0] - pieces_sum[0][0]) / batches if batches else None
+    # The model loop's time between batches: under a load that keeps work queued, its linger (the
+    # wait for the callers the last batch answered) and its own overhead.
+    busy = [histogram_totals(m, "translation_batch_seconds")[0] for m in (metrics_before, metrics_after)]
+    # (A batch running as the window opens counts whole: at 0 when the gaps are shorter than that.)
+    gap = max(0.0, window - (busy[1] - busy[0]))
+    row["gap_ms_per_batch"] = 1000 * gap / batches if batches else None
     refused = [
         sum(v for _, v in samples(m, "translation_refused_requests_total")) for m in (metrics_before, metrics_after)
     ]
@@ -203,9 +211,12 @@ def checked_pass(server: Server, jobs: Sequence[Job]) -> None:
         raise RuntimeError(f"checked pass failed on {server.url}: {wrong}")
 
 
-def run_point(point: str, home: Path, tag: str, logs: Path, seconds: float, scripts: Path) -> list[dict[str, Any]]:
-    config = write_config(logs / f"{point}.yaml", point)
-    server = start_server(home, tag, logs / f"{point}.log", config)
+def run_point(
+    point: str, home: Path, tag: str, logs: Path, seconds: float, scripts: Path, gpu_batch: int | None = None
+) -> list[dict[str, Any]]:
+    name = point if gpu_batch is None else f"{point}-{gpu_batch}"
+    config = write_config(logs / f"{name}.yaml", point, gpu_batch or GPU_BATCHES[-1])
+    server = start_server(home, tag, logs / f"{name}.log", config)
     try:
         meter = CpuMeter(server)
         rows = []
@@ -243,9 +254,10 @@ def run_point(point: str, home: Path, tag: str, logs: Path, seconds: float, scri
         livez = rows[0]["requests_per_s"]
         for row in rows:
             row["point"] = point
+            row["batch_limit"] = gpu_batch
             row["vs_livez"] = row["requests_per_s"] / livez if livez else None
-            if point == "gpu-shaped" and row["pieces_per_request"]:
-                limit = GPU_BATCH / batch_seconds(H200_418M_GREEDY, GPU_BATCH)
+            if gpu_batch is not None and row["pieces_per_request"]:
+                limit = gpu_batch / batch_seconds(H200_418M_GREEDY, gpu_batch)
                 row["offline_limit_sentences_per_s"] = limit
                 row["vs_offline_limit"] = row["requests_per_s"] / limit
         return rows
@@ -263,17 +275,20 @@ def report(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
         f"`{meta['command']}` at {meta['git']}, {meta['machine']['cpu']}, {meta['machine']['cores']} cores,"
         f" {meta['date']}. wrk -t1, {CLIENTS} connections unless the load says otherwise, {meta['seconds']} s a point.",
         "",
-        "| point | load | requests/s | x /livez | engine CPU ms/request | engine ms/piece | API CPU ms/request |"
-        " mean batch | p50 ms | p99 ms | non-2xx | x offline limit |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| point | batch limit | load | requests/s | x /livez | engine CPU ms/request | engine ms/piece |"
+        " API CPU ms/request | mean batch | gap ms/batch | p50 ms | p99 ms | non-2xx | engine refusals |"
+        " x offline limit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         per_piece = r["engine_cpu_ms_per_piece"] if r["pieces_per_request"] else None
         lines.append(
-            f"| {r['point']} | {r['load']} | {r['requests_per_s']:.0f} | {f(r['vs_livez'])} |"
-            f" {f(r['engine_cpu_ms_per_request'], 3)} | {f(per_piece, 3)} |"
-            f" {f(r['api_cpu_ms_per_request'], 3)} | {f(r['mean_batch_pieces'], 1)} | {f(r['p50_ms'], 1)} |"
-            f" {f(r['p99_ms'], 1)} | {r['non_2xx'] + r['socket_errors']} | {f(r.get('vs_offline_limit'))} |"
+            f"| {r['point']} | {f(r.get('batch_limit'))} | {r['load']} | {r['requests_per_s']:.0f} |"
+            f" {f(r['vs_livez'])} | {f(r['engine_cpu_ms_per_request'], 3)} | {f(per_piece, 3)} |"
+            f" {f(r['api_cpu_ms_per_request'], 3)} | {f(r['mean_batch_pieces'], 1)} |"
+            f" {f(r['gap_ms_per_batch'] if r['pieces_per_request'] else None, 1)} | {f(r['p50_ms'], 1)} |"
+            f" {f(r['p99_ms'], 1)} | {r['non_2xx'] + r['socket_errors']} | {f(r['engine_refusals'], 0)} |"
+            f" {f(r.get('vs_offline_limit'))} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -282,6 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.frontend", description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", default=",".join(POINTS), help=f"any of {', '.join(POINTS)}")
     parser.add_argument("--duration", type=float, default=20.0, help="measured seconds per load")
+    parser.add_argument(
+        "--gpu-batches",
+        default=",".join(map(str, GPU_BATCHES)),
+        help="the gpu-shaped point's batch limits, a server each",
+    )
     parser.add_argument("--name", default="frontend")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--home", type=Path, default=ROOT / "build" / "bench-home")
@@ -297,8 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     tag = register(args.model, args.home)
     args.logs.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
+    gpu_batches = [int(b) for b in args.gpu_batches.split(",") if b]
     for point in points:
-        rows += run_point(point, args.home, tag, args.logs, args.duration, args.logs)
+        for gpu_batch in gpu_batches if point == "gpu-shaped" else [None]:
+            rows += run_point(point, args.home, tag, args.logs, args.duration, args.logs, gpu_batch)
     git = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()

@@ -24,8 +24,8 @@ pytestmark = [
 
 def test_every_point_and_load_is_measured_without_a_failed_request(tmp_path: Path, fixture_model: Path) -> None:
     command = [sys.executable, "-m", "bench.frontend", "--points", "instant,gpu-shaped", "--duration", "1",
-               "--name", "smoke", "--output", str(tmp_path / "results"), "--home", str(tmp_path / "home"),
-               "--logs", str(tmp_path / "logs")]  # fmt: skip
+               "--gpu-batches", "128,512", "--name", "smoke", "--output", str(tmp_path / "results"),
+               "--home", str(tmp_path / "home"), "--logs", str(tmp_path / "logs")]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     rows = json.loads((tmp_path / "results" / "smoke.json").read_text())["rows"]
@@ -34,16 +34,21 @@ def test_every_point_and_load_is_measured_without_a_failed_request(tmp_path: Pat
         ("instant", "1 record"),
         ("instant", "16 records"),
         ("instant", "LibreTranslate 1 text"),
-        ("gpu-shaped", "livez"),
-        ("gpu-shaped", "1 record x 256"),
-        ("gpu-shaped", "1 record x 512"),
-        ("gpu-shaped", "1 record x 1024"),
+        *[
+            ("gpu-shaped", load)
+            for _ in (128, 512)
+            for load in ("livez", "1 record x 256", "1 record x 512", "1 record x 1024")
+        ],
     ]
+    assert [r["batch_limit"] for r in rows if r["point"] == "gpu-shaped"] == [128] * 4 + [512] * 4
     for row in rows:
         assert row["requests"] > 0 and row["non_2xx"] == 0 and row["socket_errors"] == 0, row
         if row["pieces_per_request"]:
             # Every piece went through the scheduler: batches were formed and measured.
             assert row["batches"] > 0 and row["mean_batch_pieces"] >= 1, row
             assert row["engine_cpu_ms_per_request"] > 0 and row["api_cpu_ms_per_request"] > 0, row
+            # The model loop's time between batches (its linger, under load) is read from the metrics.
+            assert row["gap_ms_per_batch"] is not None and row["gap_ms_per_batch"] >= 0, row
     assert all(r["vs_offline_limit"] > 0 for r in rows if r["point"] == "gpu-shaped" and r["pieces_per_request"])
-    assert "| gpu-shaped | 1 record x 512 |" in (tmp_path / "results" / "smoke.md").read_text()
+    report = (tmp_path / "results" / "smoke.md").read_text()
+    assert "| gpu-shaped | 128 | 1 record x 512 |" in report and "| gap ms/batch |" in report
