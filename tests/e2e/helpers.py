@@ -38,6 +38,19 @@ def documents():
     return [(d.source_lang, d.target_lang, " ".join(d.sources), " ".join(d.targets)) for d in corpus_documents()]
 
 
+def create_glossary(server, name: str, source: str, target: str, entries: dict[str, str]) -> dict:
+    """A stored glossary made through the native API (201 checked); its JSON."""
+    body = {
+        "name": name,
+        "sourceLang": source,
+        "targetLang": target,
+        "entries": [{"source": s, "target": t} for s, t in entries.items()],
+    }
+    created = requests.post(f"{server.url}/glossaries", json=body, timeout=30)
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
 def numbered_jobs(count: int, records: int) -> list[Job]:
     """Distinct en→fr requests (texts numbered, so the engine cannot deduplicate them away)."""
     pool = [s for s in corpus_sentences() if s[:2] == ("en", "fr")]

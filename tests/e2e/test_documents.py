@@ -13,6 +13,7 @@ import yaml
 
 from harness import documents
 from harness.corpus import corpus_sentences
+from tests.e2e.helpers import create_glossary
 
 pytestmark = pytest.mark.e2e
 
@@ -186,18 +187,7 @@ def test_a_stored_glossary_applies_to_documents_on_both_apis(server):
     sentence = "Mi hermano estudia medicina en Madrid."
     translation = next(t for text, t in pairs("es", "en") if text == sentence)
     expected = translation.replace("Madrid", "MAD")
-    created = requests.post(
-        f"{server.url}/glossaries",
-        json={
-            "name": "doc places",
-            "sourceLang": "es",
-            "targetLang": "en",
-            "entries": [{"source": "Madrid", "target": "MAD"}],
-        },
-        timeout=30,
-    )
-    assert created.status_code == 201, created.text
-    glossary_id = created.json()["glossaryId"]
+    glossary_id = create_glossary(server, "doc places", "es", "en", {"Madrid": "MAD"})["glossaryId"]
     try:
         job = upload(server, "places.txt", f"{sentence}\n".encode(), fromLang="es", toLang="en", glossaryId=glossary_id)
         assert job.status_code == 202, job.text

@@ -9,8 +9,8 @@ import pytest
 import requests
 
 from harness.corpus import corpus_sentences
+from tests.e2e.helpers import create_glossary, metric_value
 from tests.e2e.helpers import documents as corpus_documents
-from tests.e2e.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
 
@@ -210,19 +210,9 @@ def test_bulk_over_http_takes_every_code_the_server_takes(nllb_server, tmp_path)
 
 def test_a_glossary_names_its_languages_in_either_spelling_on_nllb(nllb_server):
     # Stored with NLLB codes, used with ISO codes, and with auto-detection (which answers ISO codes).
-    created = requests.post(
-        f"{nllb_server.url}/glossaries",
-        json={
-            "name": "cities",
-            "sourceLang": "spa_Latn",
-            "targetLang": "eng_Latn",
-            "entries": [{"source": "Madrid", "target": "MAD"}],
-        },
-        timeout=30,
-    )
-    assert created.status_code == 201, created.text
-    assert (created.json()["sourceLang"], created.json()["targetLang"]) == ("es", "en")
-    glossary_id = created.json()["glossaryId"]
+    created = create_glossary(nllb_server, "cities", "spa_Latn", "eng_Latn", {"Madrid": "MAD"})
+    assert (created["sourceLang"], created["targetLang"]) == ("es", "en")
+    glossary_id = created["glossaryId"]
     sentence = "Mi hermano estudia medicina en Madrid."
     [expected] = [t for s, g, src, t in corpus_sentences() if (s, g, src) == ("es", "en", sentence)]
     for source, target in (("es", "en"), ("spa_Latn", "eng_Latn"), ("auto", "en")):

@@ -7,7 +7,7 @@ import pytest
 import requests
 
 from harness.corpus import corpus_sentences
-from tests.e2e.helpers import post
+from tests.e2e.helpers import create_glossary, post
 
 pytestmark = pytest.mark.e2e
 
@@ -58,18 +58,7 @@ def test_glossary_in_html_text_nodes_only(server):
 
 
 def test_stored_glossary_lifecycle_and_use_on_both_apis(server, bentoml_home):
-    created = requests.post(
-        f"{server.url}/glossaries",
-        json={
-            "name": "places",
-            "sourceLang": "es",
-            "targetLang": "en",
-            "entries": [{"source": "Madrid", "target": "MAD"}],
-        },
-        timeout=30,
-    )
-    assert created.status_code == 201, created.text
-    glossary = created.json()
+    glossary = create_glossary(server, "places", "es", "en", {"Madrid": "MAD"})
     glossary_id = glossary["glossaryId"]
     assert glossary["entryCount"] == 1 and glossary["entries"] == [{"source": "Madrid", "target": "MAD"}]
     listed = requests.get(f"{server.url}/glossaries", timeout=30).json()["glossaries"]
