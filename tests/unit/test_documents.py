@@ -214,6 +214,13 @@ def test_yaml_values_in_place_and_everything_else_byte_for_byte():
     assert yaml.safe_load(expected)["en"]["again"] == TC  # the alias follows its anchor
 
 
+def test_yaml_with_windows_line_endings_keeps_them_in_blocks_too():
+    source = YAML.replace("\n", "\r\n").encode()
+    assert identity("en.yml", source) == source
+    out = translate("en.yml", source)
+    assert out == translate("en.yml", YAML.encode()).replace(b"\n", b"\r\n")
+
+
 def test_a_yaml_value_is_quoted_where_its_style_cannot_hold_the_translation():
     import yaml
 

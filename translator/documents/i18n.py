@@ -223,10 +223,11 @@ def _yaml_scalar(value: str, style: str | None, original: str, flow: bool) -> st
     `value` in it, else double quoted (JSON's escapes are YAML's). `original`: the scalar as it stood;
     `flow`: inside a flow collection."""
     if style in ("|", ">"):
-        header, _, block = original.partition("\n")
-        lines = block.split("\n")
+        eol = "\r\n" if "\r\n" in original else "\n"  # the file's own line ending (Windows-edited files)
+        header, _, block = original.partition(eol)
+        lines = block.split(eol)
         indent = next((line[: len(line) - len(line.lstrip(" "))] for line in lines if line.strip()), "  ")
-        written = header + "".join(f"\n{indent}{line}" if line else "\n" for line in value.rstrip("\n").split("\n"))
+        written = header + "".join(f"{eol}{indent}{line}" if line else eol for line in value.rstrip("\n").split("\n"))
         if _reads_back(f"key: {written}\n", value):
             return written
     elif style == "'" and "\n" not in value:
