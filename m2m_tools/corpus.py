@@ -130,16 +130,10 @@ class FileUnit:
     def write_output(self, log: ChunkLog, done: Done) -> None:
         """The translated file, written atomically, and this file's rejects collected."""
         rejected: list[dict[str, Any]] = []
-        chunks = log.read(done)
-        chunk = next(chunks, None)
+        results = log.results(done, f"{self.name}: record")
         with atomic_writer(self.output) as out:
-            for index, (number, record_id, entry) in enumerate(self.records()):
-                while chunk is not None and index >= chunk.stop:
-                    chunk = next(chunks, None)
-                if chunk is None or index < chunk.start:
-                    raise AssertionError(f"{self.name}: record {index} is in no finished chunk")
-                text = chunk.texts[index - chunk.start]
-                reason = chunk.rejects.get(index - chunk.start)
+            # The records drive: results are read only as far as there are records.
+            for (number, record_id, entry), (text, reason) in zip(self.records(), results, strict=False):
                 if reason is not None:
                     rejected.append({"file": self.name, "line": number, "id": record_id, "reason": reason})
                 self._write_line(out, record_id, text, reason, entry)

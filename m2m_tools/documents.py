@@ -81,15 +81,10 @@ class DocumentUnit:
         """The translated document, written atomically, and this file's rejects collected."""
         translations: list[str] = []
         rejected: list[dict[str, Any]] = []
-        chunks = log.read(done)
-        chunk = next(chunks, None)
-        for index, (text, _) in enumerate(self._texts):
-            while chunk is not None and index >= chunk.stop:
-                chunk = next(chunks, None)
-            if chunk is None or index < chunk.start:
-                raise AssertionError(f"{self.name}: unit {index} is in no finished chunk")
-            translated = chunk.texts[index - chunk.start]
-            reason = chunk.rejects.get(index - chunk.start)
+        results = log.results(done, f"{self.name}: unit")
+        for index, ((text, _), (translated, reason)) in enumerate(
+            zip(self._texts, results, strict=False)
+        ):  # results: endless
             if reason is not None or translated is None:
                 rejected.append({"file": self.name, "unit": index + 1, "text": text[:200], "reason": reason})
                 translated = text  # kept as it was: the file stays whole

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import io
+import itertools
 import json
 import logging
 import os
@@ -263,6 +264,19 @@ class ChunkLog:
             for start in sorted(done.spans):
                 handle.seek(done.spans[start][1])
                 yield self._chunk(_parse(handle.readline()), 0)
+
+    def results(self, done: Done, what: str) -> Iterator[tuple[str | None, str | None]]:
+        """Record after record, its (translation, reject reason) from the finished chunks, for as
+        many records as the caller takes; `what` names a record (`"a.txt: unit"`) in the error when
+        one is in no finished chunk (a bug: outputs are written once every chunk is done)."""
+        chunks = self.read(done)
+        chunk = next(chunks, None)
+        for index in itertools.count():
+            while chunk is not None and index >= chunk.stop:
+                chunk = next(chunks, None)
+            if chunk is None or index < chunk.start:
+                raise AssertionError(f"{what} {index} is in no finished chunk")
+            yield chunk.texts[index - chunk.start], chunk.rejects.get(index - chunk.start)
 
     # ------------------------------------------------------------------ writing
 
