@@ -309,12 +309,19 @@ def drain_on_sigterm(
     assert all(name in exposed for name in series), f"/metrics lacks one of {series}"
     metric = "bentoml_service_request_in_progress"
     assert metric in series
-    # Many sentences per record, rotated per request so the engine's deduplication cannot make the
-    # batches cheap: requests span several engine batches and stay in flight while the signal comes.
+    # Many sentences per record, each numbered apart ("... milk 417."), so that neither the sentence
+    # cache nor the engine's deduplication can make the work cheap: the corpus has 48 English
+    # sentences, and 20 requests of them rotated were two batches, done before a loaded machine's
+    # first read of the gauge (CI failed so). Numbered, they are 800 pieces: requests span many
+    # batches and stay in flight while the signal comes. The fixture still ends each with its mark.
     sentences = en_sentences()
 
     def text_for(i: int) -> str:
-        return " ".join(sentences[(i + k) % len(sentences)] for k in range(SENTENCES_PER_REQUEST))
+        numbered = []
+        for k in range(SENTENCES_PER_REQUEST):
+            sentence = sentences[(i + k) % len(sentences)]
+            numbered.append(f"{sentence[:-1]} {i * SENTENCES_PER_REQUEST + k}{sentence[-1]}")
+        return " ".join(numbered)
 
     results: list[tuple[int, float, Any, int]] = []
     lock = threading.Lock()
