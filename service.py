@@ -7,9 +7,11 @@ the pieces of concurrent requests into shared batches (translator/engine/schedul
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
+import time
 from typing import Annotated, Any
 
 import bentoml
@@ -50,6 +52,13 @@ with bentoml.importing():
 
 logger = logging.getLogger("translator.service")
 
+# The engine process's exit after its model runner died (see `TranslationEngine._model_gone`).
+MODEL_GONE_EXIT_S = 0.5
+MODEL_GONE_EXIT_CODE = 70  # EX_SOFTWARE
+
+# The engine's one clock: the scheduler's timers and predictions, and the batch calibration's timing.
+ENGINE_CLOCK = time.monotonic
+
 SETTINGS = load_settings()
 MODEL_TAG = model_tag()
 
@@ -86,7 +95,7 @@ class TranslationEngine:
         self.translator = Translator(self.model.path, SETTINGS.engine, SETTINGS.generation)
         # The file's, or the device's: 32 pieces on the CPU, measured on CUDA.
         self.limits = batch_limits.for_engine(
-            self.translator, SETTINGS.batching.max_batch_size, SETTINGS.engine.max_batch_tokens
+            self.translator, SETTINGS.batching.max_batch_size, SETTINGS.engine.max_batch_tokens, ENGINE_CLOCK
         )
         record_batch_limits(self.limits.max_batch_size, self.limits.max_batch_tokens)
         scheduling = SETTINGS.scheduling
@@ -106,8 +115,11 @@ class TranslationEngine:
                 stall_min_s=scheduling.stall_min_ms / 1000,
             ),
             PrometheusObserver(),
+            clock=ENGINE_CLOCK,
             publish_forecast=self.load.publish,
+            backend_failure=self._model_gone,
         )
+        self.exiting = False
         self.calibrated = False
         self.loop_lag = LoopLagMonitor(prometheus_recorder("engine"))
         cache = SETTINGS.cache
@@ -147,10 +159,24 @@ class TranslationEngine:
         await self.channel.drain(float(SETTINGS.api_service.get("traffic", {}).get("timeout", 60)))
         await self.channel.close()
         await self.scheduler.close()
+        self.translator.close()  # the model's runner process, where it has one
         await self.cache.close()
         await self.loop_lag.close()
         self.load.close()
         withdraw_engine(self.announced)
+
+    def _model_gone(self) -> str | None:
+        """Why the model cannot be asked any more (its runner process died), checked by the scheduler's
+        watchdog. Then this process exits, as if it had died with it: outside a container the arbiter
+        starts a new engine with a new runner, inside one the server exits and Kubernetes restarts the
+        pod (the engine's death, tests/e2e/test_resilience.py). Half a second lets the refusals of the
+        callers it was serving reach the API workers first."""
+        failure = self.translator.failure
+        if failure is not None and not self.exiting:
+            self.exiting = True
+            logger.error("the model is gone (%s): the engine process exits", failure)
+            asyncio.get_running_loop().call_later(MODEL_GONE_EXIT_S, os._exit, MODEL_GONE_EXIT_CODE)
+        return failure
 
     def __is_ready__(self) -> bool:
         # False again if the model loop dies or a batch is stuck (the scheduler's `failure`): the

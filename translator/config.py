@@ -82,13 +82,14 @@ class Generation:
     forced_new_tokens: Positive | None = None
 
 
-# `simulated`: no model; each call answers with its source after `simulated_batch_s` (the bench's
-# instant and GPU-shaped engines, translator/engine/backends/simulated_backend.py).
+# `simulated`: no model, each call answers its source (translator/engine/backends/simulated_backend.py).
 Backend = Literal["auto", "transformers", "ctranslate2", "simulated"]
 # The precision the model runs in. `int8`: weights in 8 bits, on CPU (torch's dynamic quantization
 # of the linear layers under transformers, CTranslate2's int8 kernels). The `int8_*` mixes
 # (int8 weights, half-precision activations) are CTranslate2's, for CUDA.
 Dtype = Literal["auto", "float32", "float16", "bfloat16", "int8", "int8_float16", "int8_bfloat16"]
+# Where `generate` runs: a process of its own or a thread of the engine's (translator/engine/model_runner.py).
+Runner = Literal["auto", "process", "thread"]
 CTRANSLATE2_ONLY_DTYPES = frozenset({"int8_float16", "int8_bfloat16"})
 
 
@@ -111,11 +112,14 @@ class Engine:
     warmup: Flag = True
     # backend simulated only: [rows, seconds] points of a call's time (empty: instant).
     simulated_batch_s: list[tuple[Positive, Annotated[float, Field(ge=0)]]] = field(default_factory=list)
+    # backend simulated only: the share of a call it holds the interpreter lock (0.63: eager CUDA's).
+    simulated_lock_share: Annotated[float, Field(ge=0, le=1)] = 0.0
+    runner: Runner = "auto"
 
     @model_validator(mode="after")
     def _dtype_fits_backend(self) -> Engine:
-        if self.simulated_batch_s and self.backend != "simulated":
-            raise ValueError("simulated_batch_s is for backend simulated only")
+        if (self.simulated_batch_s or self.simulated_lock_share) and self.backend != "simulated":
+            raise ValueError("simulated_batch_s and simulated_lock_share are for backend simulated only")
         if self.backend == "transformers" and self.dtype in CTRANSLATE2_ONLY_DTYPES:
             raise ValueError(f"dtype {self.dtype} needs backend ctranslate2 (transformers has no such mix)")
         if self.backend == "transformers" and self.dtype == "int8" and self.device.startswith("cuda"):
@@ -138,18 +142,16 @@ def with_engine(base: Engine, text: str) -> Engine:
 class Scheduling:
     """The engine's own batch scheduler (translator/engine/scheduler.py)."""
 
-    # After each batch, while fewer pieces are queued than it had, or interactive callers it
-    # answered are not back, wait for them: as long as they have been taking to come back
-    # (measured), and at least this fraction of the batch's compute time; never more than
-    # linger_max_fraction of it nor linger_max_ms. 0 in any of the three: no linger.
+    # After each batch, while fewer pieces are queued than it had, or interactive callers it answered
+    # are not back, wait for them as long as they have been taking (measured), at least this fraction
+    # of the batch's compute time, never more than linger_max_fraction of it nor linger_max_ms.
+    # 0 in any of the three: no linger.
     linger_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.05
     linger_max_fraction: Annotated[float, Field(ge=0, le=1, strict=True)] = 0.25
     linger_max_ms: NonNegativeFloat = 1000.0
-    # Length grouping looks this many batches deep into the queue for pieces of similar length.
-    group_window_batches: Positive = 4
-    # A batch that runs this many times its predicted time, and at least stall_min_ms, is stuck:
-    # its callers and the queue's get 503 at once, readiness turns false, and once the API workers
-    # have seen it false long enough /livez fails (Kubernetes restarts the pod).
+    group_window_batches: Positive = 4  # how many batches deep length grouping looks in the queue
+    # A batch that runs this many times its predicted time, and at least stall_min_ms, is stuck: its
+    # callers get 503, readiness turns false, and then /livez (Kubernetes restarts the pod).
     stall_factor: Annotated[float, Field(ge=2, strict=True)] = 10.0
     stall_min_ms: PositiveFloat = 120_000.0
 
@@ -165,7 +167,7 @@ class Cache:
     url: Annotated[str, Field(pattern=r"^(redis|rediss|unix|valkey|valkeys)://", strict=True)] | None = None
     url_env: Annotated[str, Field(min_length=1, strict=True)] | None = None
     ttl_s: Positive = 604_800
-    # Every call to the shared cache is bounded by this: it may only ever cost this much.
+    # Bounds every call to the shared cache: it may only ever cost this much.
     timeout_ms: PositiveFloat = 200.0
 
     def shared_url(self) -> str | None:
@@ -176,10 +178,9 @@ class Cache:
 
 @dataclass(frozen=True, config=_SECTION)
 class Admission:
-    # Requests in flight on the HTTP service (all workers together) before new ones get 429.
-    # Enforced by translator.api.middleware rather than BentoML's `traffic.max_concurrency`, whose 429
-    # has no Retry-After and comes from a middleware outside any the service can add. Counted
-    # across the workers together (translator/shm/in_flight.py), not split between them.
+    # Requests in flight on the HTTP service, all workers together (translator/shm/in_flight.py),
+    # before new ones get 429: translator.api.middleware's, since BentoML's `traffic.max_concurrency`
+    # answers 429 without Retry-After from a middleware outside any the service can add.
     max_concurrency: Positive = 256
 
 

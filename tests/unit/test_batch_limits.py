@@ -109,7 +109,10 @@ def test_best_size_and_budget_on_their_own() -> None:
 def test_the_engine_measures_its_limits_through_its_own_translate(fixture_model) -> None:
     from translator.engine.translator import Translator
 
-    engine = Engine(backend="simulated", device="cuda", simulated_batch_s=[list(p) for p in H200_418M_GREEDY])  # type: ignore[arg-type]
+    # In this process: the virtual clock below replaces the simulated device's sleep.
+    engine = Engine(
+        backend="simulated", device="cuda", simulated_batch_s=[list(p) for p in H200_418M_GREEDY], runner="thread"
+    )  # type: ignore[arg-type]
     translator = Translator(fixture_model, engine, Generation(num_beams=1))
     # The device's time on a virtual clock: in real time, a CI machine under load once stretched the
     # 128-sentence call's 0.15 s sleep to 0.53 s, and 64 was chosen.

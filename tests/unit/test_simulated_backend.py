@@ -46,7 +46,7 @@ def test_a_curve_is_for_the_simulated_backend_only(tmp_path) -> None:
         "services:\n  TranslationEngine:\n    translation:\n      engine:\n"
         "        backend: ctranslate2\n        simulated_batch_s: [[1, 0.1]]\n"
     )
-    with pytest.raises(ConfigError, match="simulated_batch_s is for backend simulated only"):
+    with pytest.raises(ConfigError, match="simulated_batch_s and simulated_lock_share are for backend simulated only"):
         load_settings(path)
 
 

@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from translator.contract.protocol import Piece
-
-if TYPE_CHECKING:
-    from translator.engine.translator import Translator
+from translator.contract.protocol import Piece, PieceResult
+from translator.engine.backends.base import Backend
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +80,21 @@ def token_budget(chosen: Trial, free_bytes: int | None) -> int:
 Measure = Callable[[list[Piece]], tuple[float, int | None, int]]
 
 
+class Engine(Protocol):
+    """What calibration needs of the engine (translator/engine/translator.py's `Translator`)."""
+
+    backend: Backend
+    device: str
+    num_beams: int
+    max_batch_tokens: int
+
+    def translate(self, pieces: Sequence[Piece]) -> list[PieceResult]: ...
+
+    def count_tokens(self, piece: Piece) -> int: ...
+
+    def calibration_batches(self, max_batch_size: int) -> list[list[Piece]]: ...
+
+
 def resolve(
     configured_size: int | None,
     configured_tokens: int | None,
@@ -125,12 +137,13 @@ def _unmeasured(configured_size: int | None, configured_tokens: int | None, sour
     return BatchLimits(configured_size or CPU_MAX_BATCH_SIZE, configured_tokens or CPU_MAX_BATCH_TOKENS, source)
 
 
-def device_time(translator: Translator, clock: Callable[[], float] = time.perf_counter) -> Measure:
+def device_time(translator: Engine, clock: Callable[[], float]) -> Measure:
     """A `Measure` through the engine's own translate, timing its backend's generate calls alone
     (results come back to the host, so the device has finished): tokenizing and decoding cost the
     same per sentence at any batch size and would hide where the device stops gaining. Memory: the
-    card's peak where torch can say it. `clock` is the wall clock but in tests, where a simulated
-    device's time is virtual and a busy machine cannot stretch it."""
+    card's peak where torch can say it, asked of the backend in whichever process holds the model.
+    `clock` is the engine's (service.py gives the scheduler's); tests give a virtual one, where a
+    simulated device's time is virtual and a busy machine cannot stretch it."""
 
     def measure(pieces: list[Piece]) -> tuple[float, int | None, int]:
         backend = translator.backend
@@ -145,20 +158,18 @@ def device_time(translator: Translator, clock: Callable[[], float] = time.perf_c
             finally:
                 spent += clock() - started
 
-        cuda = _torch_cuda()
-        if cuda is not None:
-            cuda.reset_peak_memory_stats()
-            held, free_before = cuda.memory_allocated(), free_memory_bytes() or 0
+        before = backend.memory_stats(reset=True)
         backend.generate = timed_generate  # type: ignore[method-assign]
         try:
             translator.translate(pieces)
         finally:
             del backend.generate  # the class's method again
+        after = backend.memory_stats()
         memory = None
-        if cuda is not None:
+        if before is not None and after is not None:
             # torch's own peak (transformers); CTranslate2 allocates outside torch, and its caching
             # allocator keeps what a call took: the card's free memory tells that.
-            memory = max(int(cuda.max_memory_allocated()) - held, free_before - (free_memory_bytes() or 0))
+            memory = max(after.peak - before.allocated, before.free - after.free)
         padded = len(pieces) * max(translator.count_tokens(p) for p in pieces) * translator.num_beams
         return spent, memory, padded
 
@@ -166,14 +177,15 @@ def device_time(translator: Translator, clock: Callable[[], float] = time.perf_c
 
 
 def for_engine(
-    translator: Translator,
+    translator: Engine,
     configured_size: int | None,
     configured_tokens: int | None,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float],
 ) -> BatchLimits:
     """`resolve` on a loaded engine, whose token budget it then sets."""
     budget = translator.max_batch_tokens
     translator.max_batch_tokens = 1 << 40  # one generate call per calibration batch
+    stats = translator.backend.memory_stats()
     try:
         limits = resolve(
             configured_size,
@@ -181,7 +193,7 @@ def for_engine(
             translator.device,
             lambda size: translator.calibration_batches(size)[1],
             device_time(translator, clock),
-            free_memory_bytes() if translator.device.startswith("cuda") else None,
+            stats.free if stats is not None else None,
         )
     finally:
         translator.max_batch_tokens = budget
@@ -190,19 +202,3 @@ def for_engine(
         "batch limits: %d pieces, %d padded tokens (%s)", limits.max_batch_size, limits.max_batch_tokens, limits.source
     )
     return limits
-
-
-def free_memory_bytes() -> int | None:
-    cuda = _torch_cuda()
-    if cuda is None:
-        return None
-    free, _ = cuda.mem_get_info()
-    return int(free)
-
-
-def _torch_cuda():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch.cuda if torch.cuda.is_available() else None

@@ -1,7 +1,8 @@
 """The model loop, watched: when the engine cannot serve, and what its callers are told.
 
 If the loop ends while the scheduler is open (a bug outside the backend call, an observer that
-raises), or a batch runs far past its prediction (`stall_factor` times, and at least
+raises), the model itself is gone (its runner process died, translator/engine/model_runner.py),
+or a batch runs far past its prediction (`stall_factor` times, and at least
 `stall_min_s`: a backend stuck in its thread), the scheduler says why in `failure`, answers every
 waiting caller at once with a refusal (503 with Retry-After at the API), and refuses new work; the
 engine reports not ready, and Kubernetes restarts the pod once the API workers have seen it so for
@@ -55,8 +56,11 @@ class Watchdog:
         factor: float,
         min_s: float,
         interval_s: float,
+        broken: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._running = running
+        # Why the model cannot be asked any more (its runner process died), None while it can.
+        self._broken = broken
         self._on_failure = on_failure
         self.factor, self.min_s, self.interval_s = factor, min_s, interval_s
         # Why the scheduler cannot serve (its loop ended, a batch is stuck); None while healthy.
@@ -69,7 +73,7 @@ class Watchdog:
         self._on_failure(reason)
 
     def batch_ended(self, seconds: float) -> None:
-        if self.stalled:
+        if self.stalled and self._broken() is None:
             # Its callers were answered when it was declared stuck; the model works again.
             logger.warning("the batch declared stuck ended after %.1f s; accepting work again", seconds)
             self.stalled, self.failure = False, None
@@ -83,6 +87,9 @@ class Watchdog:
     async def watch(self, closed: Callable[[], bool]) -> None:
         while not closed():
             await asyncio.sleep(self.interval_s)
+            if self.failure is None and (broken := self._broken()) is not None:
+                self.fail(broken)  # for good: a pod restart brings the model back
+                continue
             running = self._running()
             if running is None or self.stalled:
                 continue

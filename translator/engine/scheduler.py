@@ -11,9 +11,9 @@ is answered. The loop is watched (translator/engine/health.py).
 
 The backend is a plain function (pieces in, results out, same order, per-piece errors) run in one
 worker thread, so two batches never run at once and the event loop keeps admitting requests while
-the model computes. Every time the scheduler reads comes from one clock, `clock` (the tests run it
-on an event loop whose time is virtual); its timers run on the event loop, whose clock in
-production is the same monotonic clock. Nothing here knows BentoML or the model.
+the model computes (on CUDA in a process of its own, translator/engine/model_runner.py). Every
+time it reads comes from one clock, `clock` (the tests' event loop's time is virtual); its timers
+run on the event loop, in production the same monotonic clock. Nothing here knows BentoML or the model.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
         watch_interval_s: float = 1.0,
         publish_forecast: Callable[[QueueState, float], None] | None = None,
+        backend_failure: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.backend = backend
         # Told, on every change of the queue, its `queue_state` (translator/shm/engine_load.py).
@@ -89,6 +90,7 @@ class Scheduler:
             self.settings.stall_factor,
             self.settings.stall_min_s,
             watch_interval_s,
+            backend_failure,
         )
         self.observer: Observer = observer or NullObserver()
         self.clock = clock
@@ -237,8 +239,6 @@ class Scheduler:
                 results = await loop.run_in_executor(self._executor, self.backend, pieces)
                 if len(results) != len(pieces):
                     raise RuntimeError(f"the backend answered {len(results)} results for {len(pieces)} pieces")
-            except asyncio.CancelledError:
-                raise
             except Exception as exc:  # noqa: BLE001 - the backend isolates pieces; this is its own failure
                 logger.exception("batch of %d pieces failed", len(pieces))
                 results = [PieceResult(error=f"{type(exc).__name__}: {exc}", error_kind=ENGINE_FAILED)] * len(pieces)

@@ -6,28 +6,21 @@ engine service in `service.py` holds one instance and feeds it the merged batche
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from translator.config import Engine, Generation, with_engine
+from translator.config import Engine, Generation
 from translator.contract.language_codes import LanguageCodes, base_language
 from translator.contract.protocol import TRUNCATED, Piece, PieceResult
-from translator.engine.backends import (
-    CUDA_CANDIDATES,
-    MEASURED_ROWS,
-    Backend,
-    Decoding,
-    SpecialIds,
-    fastest,
-    load_backend,
-    measured_on_cuda,
-)
+from translator.engine.backends import MEASURED_ROWS, Backend, Decoding, SpecialIds, measured_on_cuda
 from translator.engine.batch_limits import CPU_MAX_BATCH_TOKENS
 from translator.engine.batching import deduplicate, plan_batches
+from translator.engine.model_runner import BackendSpec, RunnerGone, start_backend
 from translator.engine.tokenization import ModelTokenizer
 from translator.text.segment import UNSPACED_LANGUAGES, split_clause
 
@@ -98,21 +91,15 @@ class Translator:
         # behind more than this many others) is encoded again, which changes nothing but the time.
         self._encoded = functools.lru_cache(maxsize=ENCODED_PIECES)(self._encode_uncached)
 
-        self.backend: Backend
         special = SpecialIds(decoder_start=self.decoder_start_id, eos=self.eos_id, pad=self.pad_id)
+        spec = BackendSpec(str(model_dir), engine, self.decoding, special, int(model_config.vocab_size))
         if measured_on_cuda(engine, model_dir):
             # `auto` on a GPU: which engine is faster depends on the card, so both are timed.
             source, target = self.warmup_pair()
-            rows = [self._encode(source, p.text) for p in self.calibration_batches(MEASURED_ROWS)[1]]
-            vocabulary = int(model_config.vocab_size)
-
-            def loader(choice: str) -> Callable[[], Backend]:
-                return lambda: load_backend(model_dir, with_engine(engine, choice), self.decoding, special, vocabulary)
-
-            loaders = [(f"{b}:{d}", loader(f"{b}:{d}")) for b, d in CUDA_CANDIDATES]
-            self.backend, _ = fastest(loaders, rows, [self.lang_ids[target]] * len(rows), 16)
-        else:
-            self.backend = load_backend(model_dir, engine, self.decoding, special, int(model_config.vocab_size))
+            rows = tuple(tuple(self._encode(source, p.text)) for p in self.calibration_batches(MEASURED_ROWS)[1])
+            spec = dataclasses.replace(spec, measured_rows=rows, measured_target=self.lang_ids[target])
+        # In a process of its own on CUDA (translator/engine/model_runner.py): either way a Backend.
+        self.backend: Backend = start_backend(spec)
         self.device = self.backend.device
         self.precision = self.backend.precision
         logger.info(
@@ -233,6 +220,8 @@ class Translator:
     def _run_batch(self, rows: list[list[int]], targets: list[int], hypotheses: int = 1) -> list[PieceResult]:
         try:
             outputs = self._generate(rows, targets, hypotheses=hypotheses)
+        except RunnerGone:
+            raise  # no piece caused it, and no half would fare better: the whole batch fails
         except Exception as exc:  # noqa: BLE001 - isolate the failure to the pieces that cause it
             if len(rows) == 1:
                 logger.exception("translation of one piece failed")
@@ -298,6 +287,17 @@ class Translator:
 
     def _release_memory(self) -> None:
         self.backend.release_memory()
+
+    @property
+    def failure(self) -> str | None:
+        """Why the model cannot be asked any more (its runner process died), None while it can."""
+        return getattr(self.backend, "failure", None)
+
+    def close(self) -> None:
+        """Stop the model's runner process, if it has one (translator/engine/model_runner.py)."""
+        close = getattr(self.backend, "close", None)
+        if close is not None:
+            close()
 
     def describe_generation(self) -> dict[str, Any]:
         """Everything besides the model and the text that decides a translation (cache keys): the

@@ -206,7 +206,7 @@ def load_backend(
     if backend == "simulated":
         from translator.engine.backends.simulated_backend import SimulatedBackend
 
-        return SimulatedBackend(engine.simulated_batch_s, device)
+        return SimulatedBackend(engine.simulated_batch_s, device, lock_share=engine.simulated_lock_share)
     threads = engine.threads or cpu_allowance()
     if backend == "ctranslate2":
         from translator.engine.backends.ctranslate2_backend import CTranslate2Backend

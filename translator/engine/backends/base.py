@@ -42,6 +42,33 @@ class Generated:
     alternatives: tuple[list[int], ...] = ()
 
 
+@dataclass(frozen=True)
+class MemoryStats:
+    """The device's memory as torch sees it: bytes held by tensors now, their peak since the last
+    reset, and the card's free bytes (which tells what CTranslate2's own allocator took)."""
+
+    allocated: int
+    peak: int
+    free: int
+
+
+def cuda_memory_stats(device: str, reset: bool = False) -> MemoryStats | None:
+    """`MemoryStats` of the CUDA device this process computes on (None on the CPU or without torch);
+    `reset` starts a new peak. Asked in the process that holds the model (translator/engine/model_runner.py)."""
+    if not device.startswith("cuda"):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    if reset:
+        torch.cuda.reset_peak_memory_stats()
+    free, _ = torch.cuda.mem_get_info()
+    return MemoryStats(int(torch.cuda.memory_allocated()), int(torch.cuda.max_memory_allocated()), int(free))
+
+
 class Backend(Protocol):
     name: str
     device: str
@@ -62,6 +89,10 @@ class Backend(Protocol):
 
     def release_memory(self) -> None:
         """After a failed batch (out of memory, usually): give cached device memory back."""
+        ...
+
+    def memory_stats(self, reset: bool = False) -> MemoryStats | None:
+        """The device's memory (`cuda_memory_stats`), None where unknown; `reset` starts a new peak."""
         ...
 
     def describe(self) -> dict[str, Any]: ...

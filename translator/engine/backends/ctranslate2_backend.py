@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from translator.engine.backends.base import Decoding, Generated, SpecialIds
+from translator.engine.backends.base import Decoding, Generated, MemoryStats, SpecialIds, cuda_memory_stats
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +107,9 @@ class CTranslate2Backend:
     def release_memory(self) -> None:
         # CTranslate2 keeps its own caching allocator; nothing to hand back between batches.
         return None
+
+    def memory_stats(self, reset: bool = False) -> MemoryStats | None:
+        return cuda_memory_stats(self.device, reset)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from translator.engine.backends.base import Decoding, Generated, SpecialIds
+from translator.engine.backends.base import Decoding, Generated, MemoryStats, SpecialIds, cuda_memory_stats
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +92,9 @@ class TransformersBackend:
             import torch
 
             torch.cuda.empty_cache()
+
+    def memory_stats(self, reset: bool = False) -> MemoryStats | None:
+        return cuda_memory_stats(self.device, reset)
 
     def describe(self) -> dict[str, Any]:
         import torch

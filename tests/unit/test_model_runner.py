@@ -1,0 +1,212 @@
+"""The model runner (translator/engine/model_runner.py): `generate` in a process of its own, as a
+`Backend`, on real child processes; and the simulated backend that holds the interpreter lock."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from translator.config import ConfigError, Engine, Generation, load_settings
+from translator.contract.protocol import Piece
+from translator.engine.backends import Decoding, SpecialIds
+from translator.engine.backends.simulated_backend import SimulatedBackend, hold_lock
+from translator.engine.model_runner import (
+    BackendSpec,
+    RunnerError,
+    RunnerGone,
+    RunnerProcess,
+    in_process,
+    start_backend,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = [[7, 10, 11, 2], [8, 12, 2]]
+
+
+def simulated_spec(**engine: object) -> BackendSpec:
+    settings = Engine(backend="simulated", **engine)  # type: ignore[arg-type]
+    return BackendSpec("unused", settings, Decoding(1, 1.0, 0), SpecialIds(2, 2, 1), 128)
+
+
+@pytest.fixture
+def runner():
+    process = RunnerProcess(simulated_spec(simulated_batch_s=[[1, 0.01]], runner="process"))
+    yield process
+    process.close()
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def wait_until(condition, timeout_s: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_where_generate_runs(fixture_model) -> None:
+    assert in_process(Engine(runner="process"), fixture_model)
+    assert not in_process(Engine(runner="thread", device="cuda", backend="transformers"), fixture_model)
+    # auto: a process on CUDA and for the stand-in that holds the lock; the CPU engines stay in a thread.
+    assert in_process(Engine(device="cuda", backend="transformers"), fixture_model)
+    assert in_process(Engine(backend="simulated", simulated_lock_share=0.5), fixture_model)
+    assert not in_process(Engine(backend="simulated"), fixture_model)
+    assert not in_process(Engine(device="cpu"), fixture_model)
+    assert isinstance(start_backend(simulated_spec(simulated_lock_share=0.5)), RunnerProcess)
+    assert isinstance(start_backend(simulated_spec()), SimulatedBackend)
+
+
+def test_a_process_answers_as_the_backend_in_this_process_does(runner: RunnerProcess) -> None:
+    here = SimulatedBackend([(1, 0.01)])
+    assert runner.generate(ROWS, [9, 9], 16) == here.generate(ROWS, [9, 9], 16)
+    assert runner.generate(ROWS, [9, 9], 1) == here.generate(ROWS, [9, 9], 1)
+    assert (runner.name, runner.device, runner.precision) == ("simulated", "cpu", "none")
+    assert runner.describe()["runner"] == f"process {runner.pid}"
+    assert runner.memory_stats(reset=True) is None
+    assert runner.pid != os.getpid() and not gone(runner.pid)
+
+
+def test_a_failure_in_the_child_keeps_its_name_and_the_runner_serves_on(runner: RunnerProcess) -> None:
+    with pytest.raises(RunnerError) as raised:
+        runner._call("no-such-call")
+    assert type(raised.value).__name__ == "ValueError" and "unknown call 'no-such-call'" in str(raised.value)
+    assert runner.failure is None
+    assert [g.ids for g in runner.generate(ROWS, [9, 9], 16)] == [[10, 11], [12]]
+
+
+def test_a_child_that_fails_to_load_says_why() -> None:
+    spec = simulated_spec(runner="process")
+    broken = BackendSpec("unused", spec.engine, spec.decoding, spec.special, spec.vocabulary_size, ((1, 2),), 0)
+    # Both candidates of `auto` on CUDA are real engines, which cannot load "unused".
+    with pytest.raises(RunnerError, match="no engine could run here"):
+        RunnerProcess(broken)
+
+
+def test_the_childs_death_fails_every_call_at_once_and_says_why(runner: RunnerProcess) -> None:
+    os.kill(runner.pid, signal.SIGKILL)
+    with pytest.raises(RunnerGone, match=rf"process {runner.pid} exited with code -9"):
+        runner.generate(ROWS, [9, 9], 16)
+    assert runner.failure is not None and "exited" in runner.failure
+    started = time.monotonic()
+    with pytest.raises(RunnerGone):
+        runner.generate(ROWS, [9, 9], 16)
+    assert time.monotonic() - started < 1  # no wait on a dead process
+
+
+def test_signals_to_the_group_leave_the_child_to_the_engine(runner: RunnerProcess) -> None:
+    # SIGTERM/SIGINT go to every process of a group on Ctrl-C or a stop: the engine drains first and
+    # then stops the child itself.
+    os.kill(runner.pid, signal.SIGTERM)
+    os.kill(runner.pid, signal.SIGINT)
+    time.sleep(0.2)
+    assert [g.ids for g in runner.generate(ROWS, [9, 9], 16)] == [[10, 11], [12]]
+    pid = runner.pid
+    runner.close()
+    assert gone(pid)
+
+
+def test_the_child_exits_when_the_engine_process_dies(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import sys, time
+        from translator.config import Engine
+        from translator.engine.backends import Decoding, SpecialIds
+        from translator.engine.model_runner import BackendSpec, RunnerProcess
+        spec = BackendSpec("unused", Engine(backend="simulated", runner="process"), Decoding(1, 1.0, 0),
+                           SpecialIds(2, 2, 1), 128)
+        print(RunnerProcess(spec).pid, flush=True)
+        time.sleep(600)
+        """
+    )
+    engine = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(engine.stdout.readline())  # type: ignore[union-attr]
+        assert not gone(child)
+        engine.kill()  # no clean-up of any kind in the engine
+        engine.wait()
+        assert wait_until(lambda: gone(child)), "the model runner outlived its engine"
+    finally:
+        engine.kill()
+
+
+def test_the_engine_translates_exactly_the_same_through_a_process(fixture_model) -> None:
+    from translator.engine.translator import Translator
+
+    texts = ["Life is like a box of chocolates.", "Good morning, everyone!", "Where is the station?"]
+    pieces = [Piece(text=t, source="en", target="fr") for t in texts] + [
+        Piece(text=texts[0], source="en", target="de", alternatives=2),
+        Piece(text="x", source="en", target="xx"),  # fails alone, in both
+    ]
+    answers = {}
+    for runner in ("thread", "process"):
+        translator = Translator(fixture_model, Engine(runner=runner), Generation())  # type: ignore[arg-type]
+        try:
+            answers[runner] = translator.translate(pieces)
+            assert ("runner" in translator.describe()) == (runner == "process")
+        finally:
+            translator.close()
+    assert answers["process"] == answers["thread"]
+    assert answers["process"][0].text == "La vie, c'est comme une boîte de chocolats."
+    assert answers["process"][-1].error == "unsupported target language 'xx'"
+
+
+def test_a_batch_whose_runner_died_fails_whole_and_is_not_halved(fixture_model) -> None:
+    from translator.engine.translator import Translator
+
+    translator = Translator(fixture_model, Engine(runner="process"), Generation())
+    try:
+        os.kill(translator.backend.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+        with pytest.raises(RunnerGone):
+            translator.translate([Piece(text=f"Sentence {i}.", source="en", target="fr") for i in range(8)])
+        assert translator.failure is not None
+    finally:
+        translator.close()
+
+
+def test_the_stand_in_spends_a_call_in_steps_holding_the_lock_for_its_share() -> None:
+    held: list[float] = []
+    slept: list[float] = []
+    backend = SimulatedBackend([(1, 0.2), (512, 0.2)], lock_share=0.75, sleep=slept.append, hold=held.append)
+    out = backend.generate([[7, *range(10, 15), 2], [8, 12, 2]], [9, 9], max_new_tokens=16)
+    assert [len(g.ids) for g in out] == [5, 1]
+    assert len(held) == len(slept) == 6  # a step per output token of the longest row, and the encoder's
+    assert sum(held) == pytest.approx(0.15) and sum(slept) == pytest.approx(0.05)
+    assert backend.device_seconds == pytest.approx(0.05)
+    backend.generate([[7, 10, 2]], [9], max_new_tokens=16, min_new_tokens=15)
+    assert len(held) == 6 + 16  # forced lengths: that many steps
+
+
+def test_holding_the_lock_is_cpu_work_of_the_calling_thread() -> None:
+    started = time.thread_time()
+    hold_lock(0.02)
+    assert time.thread_time() - started >= 0.02
+
+
+def test_a_lock_share_is_for_the_simulated_backend_only(tmp_path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "services:\n  TranslationEngine:\n    translation:\n      engine:\n"
+        "        backend: ctranslate2\n        simulated_lock_share: 0.5\n"
+    )
+    with pytest.raises(ConfigError, match="simulated_lock_share are for backend simulated only"):
+        load_settings(path)
+    path.write_text(
+        "services:\n  TranslationEngine:\n    translation:\n      engine:\n        runner: fork\n"
+    )
+    with pytest.raises(ConfigError, match="runner"):
+        load_settings(path)

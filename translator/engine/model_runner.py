@@ -1,0 +1,245 @@
+"""Where the model's `generate` runs: a thread of the engine process, or a process of its own.
+
+Eager `generate` on CUDA is a Python loop launching thousands of small kernels a batch, each
+launch holding the interpreter lock. In the engine process that lock is also the event loop's,
+which reads every call off the channel, looks it up in the cache and schedules it: measured on an
+H100, one-record traffic got 0.17x of the engine's own rate with the GPU busy under 15% of the
+time, each side waiting for the other at the switch interval (issue #37). So on CUDA the backend
+runs in a child process (`RunnerProcess`) that does nothing else: the engine process keeps the
+tokenizer, the scheduler and the cache, and hands it batches of token ids over a socket pair,
+getting token ids back. Everything above the backend (translator/engine/translator.py) is the same
+either way: a `RunnerProcess` is a `Backend`.
+
+CTranslate2 and torch on the CPU release the lock while they compute, so there the backend stays
+in a thread of the engine process (`runner: auto`), which saves a process and a copy of the
+batch; `runner: process` or `thread` in the file forces either.
+
+The child ignores SIGINT and SIGTERM: it stops when the engine tells it to, or when the engine
+process is gone (its end of the socket closes), so the engine can drain before it stops. If the
+child dies, every call fails at once, `failure` says why, and the engine reports not ready
+(translator/engine/health.py), which restarts the pod.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import translator
+from translator.config import Engine, with_engine
+from translator.engine.backends import CUDA_CANDIDATES, Backend, Decoding, Generated, SpecialIds, fastest, load_backend
+from translator.engine.backends import choose as choose_backend
+from translator.engine.backends.base import MemoryStats
+
+logger = logging.getLogger(__name__)
+
+# How long `close` waits for the child to exit before killing it.
+STOP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """What to load, picklable for the child: the settings and, for `auto` on CUDA, the rows both
+    engines are timed on (the faster is kept, translator/engine/backends/__init__.py `fastest`)."""
+
+    model_dir: str
+    engine: Engine
+    decoding: Decoding
+    special: SpecialIds
+    vocabulary_size: int
+    measured_rows: tuple[tuple[int, ...], ...] = ()
+    measured_target: int = 0
+
+
+def open_backend(spec: BackendSpec) -> Backend:
+    """The backend `spec` asks for, loaded in this process."""
+    if spec.measured_rows:
+
+        def loader(choice: str) -> Any:
+            engine = with_engine(spec.engine, choice)
+            return lambda: load_backend(spec.model_dir, engine, spec.decoding, spec.special, spec.vocabulary_size)
+
+        rows = [list(row) for row in spec.measured_rows]
+        loaders = [(f"{b}:{d}", loader(f"{b}:{d}")) for b, d in CUDA_CANDIDATES]
+        backend, _ = fastest(loaders, rows, [spec.measured_target] * len(rows), 16)
+        return backend
+    return load_backend(spec.model_dir, spec.engine, spec.decoding, spec.special, spec.vocabulary_size)
+
+
+def in_process(engine: Engine, model_dir: str | Path) -> bool:
+    """Whether `generate` runs in a process of its own (see the module's docstring)."""
+    if engine.runner != "auto":
+        return engine.runner == "process"
+    backend, device, _ = choose_backend(engine, model_dir=model_dir)
+    return device.startswith("cuda") or (backend == "simulated" and engine.simulated_lock_share > 0)
+
+
+def start_backend(spec: BackendSpec) -> Backend:
+    """The backend, in a child process where `in_process` says so, else loaded here."""
+    if in_process(spec.engine, spec.model_dir):
+        return RunnerProcess(spec)
+    return open_backend(spec)
+
+
+class RunnerError(RuntimeError):
+    """A call that failed in the child; its subclass bears the name of the child's exception, so a
+    piece's error reads as it would in-process ("OutOfMemoryError: CUDA out of memory ...")."""
+
+
+class RunnerGone(RuntimeError):
+    """The child process exited: nothing it held can be asked again."""
+
+
+_ERRORS: dict[str, type[RunnerError]] = {}
+
+
+def _error(name: str, message: str) -> RunnerError:
+    kind = _ERRORS.setdefault(name, type(name, (RunnerError,), {}))
+    return kind(message)
+
+
+class RunnerProcess:
+    """A `Backend` whose model lives in a child process (`python -m translator.engine.model_runner`)."""
+
+    def __init__(self, spec: BackendSpec) -> None:
+        ours, theirs = socket.socketpair()
+        environment = dict(os.environ)
+        # The child imports this package from where the engine did, whatever its working directory.
+        root = str(Path(translator.__file__).resolve().parent.parent)
+        environment["PYTHONPATH"] = os.pathsep.join(p for p in (root, environment.get("PYTHONPATH")) if p)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "translator.engine.model_runner", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            env=environment,
+        )
+        theirs.close()
+        self._connection = Connection(ours.detach())
+        # One exchange at a time: the model thread's batches, the start-up's calibration, probes.
+        self._lock = threading.Lock()
+        self.failure: str | None = None
+        self.pid = self._process.pid
+        try:
+            self.name, self.device, self.precision = self._call("open", spec)
+        except BaseException:
+            self.close()
+            raise
+        logger.info("model runner process %d: %s on %s (%s)", self.pid, self.name, self.device, self.precision)
+
+    def generate(
+        self,
+        rows: list[list[int]],
+        targets: list[int],
+        max_new_tokens: int,
+        min_new_tokens: int = 0,
+        hypotheses: int = 1,
+    ) -> list[Generated]:
+        outputs = self._call("generate", rows, targets, max_new_tokens, min_new_tokens, hypotheses)
+        return [Generated(ids, ended, tuple(alternatives)) for ids, ended, alternatives in outputs]
+
+    def release_memory(self) -> None:
+        self._call("release")
+
+    def memory_stats(self, reset: bool = False) -> MemoryStats | None:
+        stats: MemoryStats | None = self._call("memory", reset)
+        return stats
+
+    def describe(self) -> dict[str, Any]:
+        described: dict[str, Any] = self._call("describe")
+        return {**described, "runner": f"process {self.pid}"}
+
+    def close(self) -> None:
+        """Ask the child to stop; killed if it has not within STOP_TIMEOUT_S."""
+        if self._process.poll() is None and self.failure is None:
+            try:
+                self._call("stop")
+            except (RunnerGone, RunnerError, OSError):
+                pass
+        try:
+            self._process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._connection.close()
+
+    def _call(self, kind: str, *arguments: Any) -> Any:
+        with self._lock:
+            if self.failure is not None:
+                raise RunnerGone(self.failure)
+            try:
+                self._connection.send((kind, *arguments))
+                reply = self._connection.recv()
+            except (EOFError, OSError) as exc:
+                code = self._process.wait()
+                self.failure = f"the model runner process {self.pid} exited with code {code} ({type(exc).__name__})"
+                logger.error("%s", self.failure)
+                raise RunnerGone(self.failure) from exc
+        if reply[0] == "ok":
+            return reply[1]
+        raise _error(reply[1], reply[2])
+
+
+# -- the child ------------------------------------------------------------------------------------
+
+
+def serve(connection: Connection) -> int:
+    """Answer the engine's calls until it says stop or goes away."""
+    try:
+        kind, spec = connection.recv()
+    except EOFError:
+        return 0
+    try:
+        backend = open_backend(spec)
+    except Exception as exc:  # noqa: BLE001 - the engine reports it and never becomes ready
+        logger.exception("the model could not be loaded")
+        connection.send(("error", type(exc).__name__, str(exc)))
+        return 1
+    connection.send(("ok", (backend.name, backend.device, backend.precision)))
+    while True:
+        try:
+            kind, *arguments = connection.recv()
+        except EOFError:
+            return 0  # the engine process is gone
+        reply: tuple[Any, ...]
+        try:
+            reply = ("ok", _answer(backend, kind, arguments))
+        except Exception as exc:  # noqa: BLE001 - the engine isolates the failure to its pieces
+            reply = ("error", type(exc).__name__, str(exc))
+        connection.send(reply)
+        if kind == "stop":
+            return 0
+
+
+def _answer(backend: Backend, kind: str, arguments: Sequence[Any]) -> Any:
+    if kind == "generate":
+        return [(out.ids, out.ended, out.alternatives) for out in backend.generate(*arguments)]
+    if kind == "memory":
+        return backend.memory_stats(*arguments)
+    if kind == "release":
+        return backend.release_memory()
+    if kind == "describe":
+        return backend.describe()
+    if kind == "stop":
+        return None
+    raise ValueError(f"unknown call {kind!r}")
+
+
+def main(argv: Sequence[str]) -> int:
+    # The engine decides when this process stops (after its drain), not a signal to the group.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s model-runner %(levelname)s %(name)s: %(message)s")
+    return serve(Connection(int(argv[0])))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
