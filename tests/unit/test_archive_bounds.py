@@ -1,6 +1,6 @@
 """Zip containers from strangers (#39): a member that lies about its size is refused as a bomb
 that declares it is, counting the bytes really inflated; hostile XML inside a member is a 4xx of
-its kind."""
+its kind; a part the translation did not change comes back with its bytes."""
 
 from __future__ import annotations
 
@@ -153,3 +153,41 @@ def test_an_external_entity_is_never_read(tmp_path):
     written = document.write([unit.text for unit in document.units])
     assert "password" not in "".join(unit.text for unit in document.units)
     assert b"password" not in zipfile.ZipFile(io.BytesIO(written)).read("word/document.xml")
+
+
+@pytest.mark.parametrize("kind", PACKAGES)
+def test_parts_without_a_changed_translation_keep_their_bytes(kind):
+    """A member nobody translated, a text part whose translations came back the same, come back
+    byte for byte (not serialized again: an XML declaration, quotes or empty tags would differ)."""
+    package, part = PACKAGES[kind]
+    source = zipfile.ZipFile(io.BytesIO(package))
+    document = read_document(f"a.{kind}", package)
+    same = zipfile.ZipFile(io.BytesIO(document.write([unit.text for unit in document.units])))
+    assert [(i.filename, i.compress_type) for i in same.infolist()] == [
+        (i.filename, i.compress_type) for i in source.infolist()
+    ]
+    assert {n: same.read(n) for n in same.namelist()} == {n: source.read(n) for n in source.namelist()}
+    changed = zipfile.ZipFile(io.BytesIO(document.write(["Bonjour."] * len(document.units))))
+    assert b"Bonjour." in changed.read(part)
+    assert {n: changed.read(n) for n in changed.namelist() if n != part} == {
+        n: source.read(n) for n in source.namelist() if n != part
+    }
+
+
+@pytest.mark.parametrize(
+    ("declaration", "written"),
+    [
+        ('<?xml version="1.0" encoding="UTF-8"?>\n', '<?xml version="1.0" encoding="UTF-8"?>\n'),
+        ("<?xml version='1.0' encoding='utf-8' standalone='yes'?>\r\n", None),
+        ("", ""),
+        ("<?xml version='1.0' encoding='ISO-8859-1'?>", '<?xml version="1.0" encoding="UTF-8"?>\r\n'),
+    ],
+)
+def test_a_changed_part_keeps_its_declaration_where_its_body_agrees(declaration, written):
+    xml = f"{declaration}<office:document-content {ODF}><office:body><text:p>Hello.</text:p></office:body>"
+    xml += "<![CDATA[kept]]></office:document-content>"
+    source = documents.package({"content.xml": xml.encode("latin-1")})
+    document = read_document("a.odt", source)
+    out = zipfile.ZipFile(io.BytesIO(document.write(["Bonjour."]))).read("content.xml").decode()
+    assert out.startswith((declaration if written is None else written) + "<office:document-content")
+    assert out.endswith("<text:p>Bonjour.</text:p></office:body><![CDATA[kept]]></office:document-content>")
