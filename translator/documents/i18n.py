@@ -1,12 +1,7 @@
-"""Localization files: gettext PO/POT, XLIFF 1.2 and 2.0, and JSON i18n files.
+"""Localization files: XLIFF 1.2 and 2.0, JSON and YAML i18n files (gettext's PO/POT: po.py).
 
 Only the translatable strings change; keys, contexts, comments, flags (`fuzzy` included) and
 placeholders stay (placeholders are kept by the text path, translator/text/placeholders.py).
-- PO/POT (polib): each entry not translated yet (or fuzzy) gets its msgstr from its msgid, a plural
-  entry msgstr[0] from msgid and the other forms from msgid_plural, and is flagged `fuzzy`: machine
-  output for a translator to review, as gettext tools mark what they did not get from a person
-  (`msgfmt` leaves it out unless `--use-fuzzy`). Translated entries, the header and obsolete
-  entries are left as they are.
 - XLIFF: every <source> of plain text without a translation gets its <target> (created after it,
   or filled where it is empty or its state says it needs one), and the file's target language is
   set; a 1.2 target made here reads `state="needs-review-translation"` with `state-qualifier=
@@ -28,39 +23,6 @@ from typing import Any
 
 from translator.documents.model import BadDocument, Document, Unit, decode_text
 from translator.documents.ooxml import parse_xml, serialize_xml
-
-
-def read_po(data: bytes) -> Document:
-    import polib
-
-    text, _ = decode_text(data, "PO")
-    try:
-        catalog = polib.pofile(text, wrapwidth=78)
-    except (OSError, ValueError) as exc:
-        raise BadDocument(f"file: this PO file cannot be read ({exc})") from exc
-    entries = [e for e in catalog if e.msgid and not e.obsolete and not e.translated()]
-    units: list[Unit] = []
-    for entry in entries:
-        units.append(Unit(entry.msgid))
-        if entry.msgid_plural:
-            units.append(Unit(entry.msgid_plural))
-
-    def write(translations: list[str]) -> bytes:
-        forms = iter(translations)
-        for entry in entries:
-            singular = next(forms)
-            if entry.msgid_plural:
-                plural = next(forms)
-                count = max(len(entry.msgstr_plural), 2)
-                entry.msgstr_plural = {i: singular if i == 0 else plural for i in range(count)}
-            else:
-                entry.msgstr = singular
-            if "fuzzy" not in entry.flags:
-                entry.flags.append("fuzzy")
-        return str(catalog).encode("utf-8")
-
-    return Document(units, write, "text/x-gettext-translation; charset=utf-8")
-
 
 _XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
 _XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"
