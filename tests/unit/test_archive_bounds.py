@@ -185,9 +185,9 @@ def test_parts_without_a_changed_translation_keep_their_bytes(kind):
 )
 def test_a_changed_part_keeps_its_declaration_where_its_body_agrees(declaration, written):
     xml = f"{declaration}<office:document-content {ODF}><office:body><text:p>Hello.</text:p></office:body>"
-    xml += "<![CDATA[kept]]></office:document-content>"
+    xml += "<![CDATA[kept]]></office:document-content>\n"
     source = documents.package({"content.xml": xml.encode("latin-1")})
     document = read_document("a.odt", source)
     out = zipfile.ZipFile(io.BytesIO(document.write(["Bonjour."]))).read("content.xml").decode()
     assert out.startswith((declaration if written is None else written) + "<office:document-content")
-    assert out.endswith("<text:p>Bonjour.</text:p></office:body><![CDATA[kept]]></office:document-content>")
+    assert out.endswith("<text:p>Bonjour.</text:p></office:body><![CDATA[kept]]></office:document-content>\n")

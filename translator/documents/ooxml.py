@@ -50,7 +50,8 @@ _OTHER_ENCODING = re.compile(rb"encoding\s*=\s*[\"'](?!utf-?8[\"'])", re.IGNOREC
 def serialize_xml(root: Any, original: bytes) -> bytes:
     from lxml import etree
 
-    body = etree.tostring(root, encoding="UTF-8")
+    # With the white space the file ends with (lxml drops what follows the root element).
+    body = etree.tostring(root, encoding="UTF-8") + original[len(original.rstrip()) :]
     declared = _DECLARATION.match(original)
     if declared is None:
         return body  # UTF-8, as a part without a declaration is read
