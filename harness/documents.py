@@ -4,6 +4,7 @@ tools: the same builders in unit tests (no server) and e2e tests."""
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 
 _W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
@@ -69,7 +70,7 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def package(members: dict[str, str]) -> bytes:
+def package(members: dict[str, str] | dict[str, bytes]) -> bytes:
     """A zip of these members, in this order (deflated)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -124,3 +125,35 @@ def epub(chapters: list[str]) -> bytes:
             f"<title>{number}</title></head><body>{body}</body></html>"
         )
     return package(members)
+
+
+def lying(data: bytes, member: str, declared: int) -> bytes:
+    """`data`, a zip, with `member`'s uncompressed size declared as `declared` bytes in both its
+    local header and the central directory: the lie of a zip bomb that passes a check of the
+    declared sizes."""
+    out = bytearray(data)
+    struct.pack_into("<I", out, zipfile.ZipFile(io.BytesIO(data)).getinfo(member).header_offset + 22, declared)
+    end = data.rindex(b"PK\x05\x06")
+    count, _, position = struct.unpack_from("<HII", data, end + 10)
+    for _ in range(count):
+        name_length, extra_length, comment_length = struct.unpack_from("<HHH", data, position + 28)
+        if data[position + 46 : position + 46 + name_length].decode() == member:
+            struct.pack_into("<I", out, position + 24, declared)
+        position += 46 + name_length + extra_length + comment_length
+    return bytes(out)
+
+
+def bomb(data: bytes, member: str, real_size: int, declared: int = 5_000) -> bytes:
+    """`data`, a zip, with `member` (replaced, or added) holding `real_size` zero bytes, deflated
+    (about 1,000 to 1: 200 MB in 200 KB), and declaring `declared`."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target:
+        for info in source.infolist():
+            if info.filename != member:
+                target.writestr(info, source.read(info))
+        zeros = bytes(1 << 20)
+        with target.open(member, "w") as stream:
+            for start in range(0, real_size, len(zeros)):
+                stream.write(zeros[: real_size - start])
+    return lying(out.getvalue(), member, declared)

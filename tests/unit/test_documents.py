@@ -178,6 +178,18 @@ def test_json_values_only():
     assert out.endswith("\n") and '\n  "greeting"' in out
 
 
+def test_json_values_in_place_and_everything_else_byte_for_byte():
+    # Compact and odd layout, escapes, a float written 1.0, a key holding a sentence: as they were.
+    source = f'{{"{A}":"{A}",  "n": 1.0, "u": "caf\\u00e9", "q": "say \\"hi\\"",\n "list": [ "{B}", 2 ]}}'
+    assert identity("en.json", source.encode()) == source.encode()
+    out = translate("en.json", source.encode()).decode()
+    assert out == source.replace(f':"{A}"', f":{json.dumps(TA, ensure_ascii=False)}").replace(
+        f'"{B}"', json.dumps(TB, ensure_ascii=False)
+    )
+    escaped = read_document("en.json", b'{"a": "caf\\u00e9 au lait"}').write(["Caf\u00e9 cr\u00e8me"])
+    assert escaped == b'{"a": "Caf\\u00e9 cr\\u00e8me"}'  # the file's ASCII escapes kept up
+
+
 YAML = f"""# Greetings
 en:
   greeting: "{A}"   # shown first

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 
 from translator.contract.errors import TranslationError
-from translator.documents import i18n, ooxml, packages, plaintext, web
+from translator.documents import i18n, ooxml, packages, plaintext, po, web
 from translator.documents.model import BadDocument, Document, UnsupportedDocument
 
 READERS: dict[str, Callable[[bytes], Document]] = {
@@ -18,8 +18,8 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".html": web.read_html,
     ".htm": web.read_html,
     ".md": web.read_markdown,
-    ".po": i18n.read_po,
-    ".pot": i18n.read_po,
+    ".po": po.read_po,
+    ".pot": po.read_po,
     ".json": i18n.read_json,
     ".yaml": i18n.read_yaml,
     ".yml": i18n.read_yaml,

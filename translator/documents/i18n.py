@@ -1,18 +1,14 @@
-"""Localization files: gettext PO/POT, XLIFF 1.2 and 2.0, and JSON i18n files.
+"""Localization files: XLIFF 1.2 and 2.0, JSON and YAML i18n files (gettext's PO/POT: po.py).
 
 Only the translatable strings change; keys, contexts, comments, flags (`fuzzy` included) and
 placeholders stay (placeholders are kept by the text path, translator/text/placeholders.py).
-- PO/POT (polib): each entry not translated yet (or fuzzy) gets its msgstr from its msgid, a plural
-  entry msgstr[0] from msgid and the other forms from msgid_plural, and is flagged `fuzzy`: machine
-  output for a translator to review, as gettext tools mark what they did not get from a person
-  (`msgfmt` leaves it out unless `--use-fuzzy`). Translated entries, the header and obsolete
-  entries are left as they are.
 - XLIFF: every <source> of plain text without a translation gets its <target> (created after it,
   or filled where it is empty or its state says it needs one), and the file's target language is
   set; a 1.2 target made here reads `state="needs-review-translation"` with `state-qualifier=
   "mt-suggestion"`. A translated <target> is left as it is. A source with inline elements (<g>,
   <ph>, <pc>) is left without a target: its markup is XLIFF's own, not HTML's.
-- JSON: every string value, at any depth; keys, numbers and the file's indentation kept.
+- JSON: every string value, at any depth, replaced where it stands; keys, numbers, escapes and the
+  layout come back byte for byte.
 - YAML (Rails, Symfony, i18next... locale files): every string value, at any depth, replaced where
   it stands in the file, so that keys, comments, anchors, other scalars and the layout come back
   byte for byte; a value keeps its quoting style (plain, single, double quoted, or a `|`/`>` block)
@@ -28,39 +24,6 @@ from typing import Any
 
 from translator.documents.model import BadDocument, Document, Unit, decode_text
 from translator.documents.ooxml import parse_xml, serialize_xml
-
-
-def read_po(data: bytes) -> Document:
-    import polib
-
-    text, _ = decode_text(data, "PO")
-    try:
-        catalog = polib.pofile(text, wrapwidth=78)
-    except (OSError, ValueError) as exc:
-        raise BadDocument(f"file: this PO file cannot be read ({exc})") from exc
-    entries = [e for e in catalog if e.msgid and not e.obsolete and not e.translated()]
-    units: list[Unit] = []
-    for entry in entries:
-        units.append(Unit(entry.msgid))
-        if entry.msgid_plural:
-            units.append(Unit(entry.msgid_plural))
-
-    def write(translations: list[str]) -> bytes:
-        forms = iter(translations)
-        for entry in entries:
-            singular = next(forms)
-            if entry.msgid_plural:
-                plural = next(forms)
-                count = max(len(entry.msgstr_plural), 2)
-                entry.msgstr_plural = {i: singular if i == 0 else plural for i in range(count)}
-            else:
-                entry.msgstr = singular
-            if "fuzzy" not in entry.flags:
-                entry.flags.append("fuzzy")
-        return str(catalog).encode("utf-8")
-
-    return Document(units, write, "text/x-gettext-translation; charset=utf-8")
-
 
 _XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
 _XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"
@@ -121,52 +84,38 @@ def _translated(source: Any, ns: str) -> bool:
     return (target.get("state") or source.getparent().get("state")) not in _UNTRANSLATED
 
 
+# A string token of valid JSON (outside strings there are no quotes), and whether a `:` makes it a key.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(?P<key>(?=\s*:))?')
+
+
 def read_json(data: bytes) -> Document:
     text, encoding = decode_text(data, "JSON")
     try:
-        tree = json.loads(text)
+        json.loads(text)
     except ValueError as exc:
         raise BadDocument(f"file: not valid JSON ({str(exc)[:200]})") from exc
-    paths: list[list[Any]] = []
-
-    def walk(node: Any, path: list[Any]) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                walk(value, [*path, key])
-        elif isinstance(node, list):
-            for index, value in enumerate(node):
-                walk(value, [*path, index])
-        elif isinstance(node, str) and node.strip():
-            paths.append(path)
-
-    walk(tree, [])
-    indent = _indent(text)
+    # Each string value where it stands, so that keys, numbers, escapes and layout come back byte
+    # for byte, and a value left as it was too.
+    values = [
+        (match.start(), match.end(), json.loads(match.group()))
+        for match in _JSON_STRING.finditer(text)
+        if match.group("key") is None
+    ]
+    values = [value for value in values if value[2].strip()]
 
     def write(translations: list[str]) -> bytes:
-        for path, translation in zip(paths, translations, strict=True):
-            node = tree
-            for step in path[:-1]:
-                node = node[step]
-            node[path[-1]] = translation
-        ending = "\n" if text.endswith("\n") else ""
-        return (json.dumps(tree, ensure_ascii=False, indent=indent) + ending).encode(encoding)
+        out, last = [], 0
+        for (start, end, value), translation in zip(values, translations, strict=True):
+            if translation != value:
+                original = text[start:end]
+                # \u escapes where the file writes its non-ASCII text so.
+                escaped = original.isascii() and "\\u" in original
+                out += [text[last:start], json.dumps(translation, ensure_ascii=escaped)]
+                last = end
+        out.append(text[last:])
+        return "".join(out).encode(encoding)
 
-    def value(path: list[Any]) -> str:
-        node = tree
-        for step in path:
-            node = node[step]
-        return str(node)
-
-    return Document([Unit(value(p)) for p in paths], write, "application/json")
-
-
-def _indent(text: str) -> int | str | None:
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            whitespace = line[: len(line) - len(stripped)]
-            return len(whitespace) if set(whitespace) == {" "} else whitespace
-    return None
+    return Document([Unit(value) for _, _, value in values], write, "application/json")
 
 
 # An anchor (`&name`) or a tag (`!!str`) before a scalar: kept in front of its translation.

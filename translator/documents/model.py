@@ -45,7 +45,7 @@ class Document:
     content_type: str
 
 
-def too_large(what: str, limit: int, got: int) -> PayloadTooLarge:
+def too_large(what: str, limit: int, got: int | None = None) -> PayloadTooLarge:
     return PayloadTooLarge(f"file: {what}", limit, got)
 
 

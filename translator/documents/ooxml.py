@@ -1,9 +1,10 @@
 """Office Open XML: Word (.docx) and PowerPoint (.pptx), read directly from their XML parts.
 
 Only the parts holding text are parsed and rewritten (the body, headers, footers, notes; the
-slides and their notes); every other zip member comes back with the same bytes. python-docx and
-python-pptx were not used: they reach text through their object model and save the whole package
-again, where this needs only the runs (translator/documents/runs.py).
+slides and their notes); every other zip member, and a part whose text the translation left as it
+was, comes back with the same bytes. python-docx and python-pptx were not used: they reach text
+through their object model and save the whole package again, where this needs only the runs
+(translator/documents/runs.py).
 """
 
 from __future__ import annotations
@@ -30,21 +31,40 @@ PPTX_TYPE = "application/vnd.openxmlformats-officedocument.presentationml.presen
 def parse_xml(data: bytes, name: str) -> Any:
     from lxml import etree
 
-    # No entities resolved, no network, no huge trees: the file is untrusted input.
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, remove_blank_text=False)
+    # No entities resolved, no network, no huge trees: the file is untrusted input. CDATA sections
+    # stay CDATA where nothing is written (XLIFF tools use them).
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, huge_tree=False, remove_blank_text=False, strip_cdata=False
+    )
     try:
         return etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
         raise BadDocument(f"file: part {name!r} is not well-formed XML ({exc})") from exc
 
 
+# A declaration (and the white space after it) that the UTF-8 body written below agrees with.
+_DECLARATION = re.compile(rb"(?:\xef\xbb\xbf)?<\?xml\s[^>]*?\?>\s*")
+_OTHER_ENCODING = re.compile(rb"encoding\s*=\s*[\"'](?!utf-?8[\"'])", re.IGNORECASE)
+
+
 def serialize_xml(root: Any, original: bytes) -> bytes:
     from lxml import etree
 
+    # With the white space the file ends with (lxml drops what follows the root element).
+    body = etree.tostring(root, encoding="UTF-8") + original[len(original.rstrip()) :]
+    declared = _DECLARATION.match(original)
+    if declared is None:
+        return body  # UTF-8, as a part without a declaration is read
+    if _OTHER_ENCODING.search(declared.group()):
+        return _office_declaration(original) + body
+    # As it stood, line ending included: a reviewer's diff of the part shows its text only.
+    return declared.group() + body
+
+
+def _office_declaration(original: bytes) -> bytes:
     # The declaration as Office writes it (lxml would quote it with single quotes).
     standalone = ' standalone="yes"' if b'standalone="yes"' in original[:200] else ""
-    declaration = f'<?xml version="1.0" encoding="UTF-8"{standalone}?>\r\n'.encode()
-    return declaration + etree.tostring(root, encoding="UTF-8")
+    return f'<?xml version="1.0" encoding="UTF-8"{standalone}?>\r\n'.encode()
 
 
 def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, content_type: str) -> Document:
@@ -54,15 +74,19 @@ def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, c
         raise BadDocument("file: this zip has no word/document.xml: it is not a .docx document")
     if kind == "pptx" and not any(name.startswith("ppt/") for name in archive.names()):
         raise BadDocument("file: this zip has no ppt/ folder: it is not a .pptx presentation")
-    roots = {name: (parse_xml(archive.read(name), name), archive.read(name)) for name in wanted}
-    found = [(name, stretch) for name, (root, _) in roots.items() for stretch in stretches(root, names)]
+    originals = {name: archive.read(name) for name in wanted}
+    roots = {name: parse_xml(original, name) for name, original in originals.items()}
+    found = [(name, stretch) for name, root in roots.items() for stretch in stretches(root, names)]
     units = [stretch.unit() for _, stretch in found]
 
     def write(translations: list[str]) -> bytes:
-        for (_, stretch), unit, translation in zip(found, units, translations, strict=True):
-            stretch.write(translation, unit.fmt)
-        changed = {name: serialize_xml(root, original) for name, (root, original) in roots.items()}
-        return archive.write(changed)
+        # A part whose text did not change keeps its bytes (a reviewer's diff shows translations only).
+        changed = set()
+        for (name, stretch), unit, translation in zip(found, units, translations, strict=True):
+            if translation != unit.text:
+                stretch.write(translation, unit.fmt)
+                changed.add(name)
+        return archive.write({name: serialize_xml(roots[name], originals[name]) for name in changed})
 
     return Document(units, write, content_type)
 

@@ -1,5 +1,6 @@
 """Zip packages besides Word and PowerPoint: OpenDocument (.odt, .odp, .ods), Excel (.xlsx) and
-EPUB. Their text parts are parsed and rewritten; every other member keeps its bytes.
+EPUB. Their text parts are parsed and rewritten where their text changed; every other member keeps its
+bytes.
 
 - ODF: content.xml and styles.xml (headers, footers); text:p and text:h paragraphs, spans and links
   kept around their words (translator/documents/mixed.py).
@@ -32,31 +33,33 @@ ODF_TYPES = {
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
-def _rewrite(archive: Archive, roots: dict[str, tuple[Any, bytes]]) -> bytes:
-    return archive.write({name: serialize_xml(root, original) for name, (root, original) in roots.items()})
+def _rewrite(archive: Archive, roots: dict[str, tuple[Any, bytes]], changed: set[str]) -> bytes:
+    """The package with the parts in `changed` serialized again; every other part keeps its bytes
+    (a reviewer's diff shows translations only)."""
+    return archive.write({name: serialize_xml(*roots[name]) for name in changed})
 
 
 def read_odf(data: bytes, kind: str) -> Document:
     archive = Archive(data, kind)
     if "content.xml" not in archive.names():
         raise BadDocument(f"file: this zip has no content.xml: it is not an .{kind} document")
-    roots: dict[str, tuple[Any, bytes]] = {
-        n: (parse_xml(archive.read(n), n), archive.read(n))
-        for n in ("content.xml", "styles.xml")
-        if n in archive.names()
-    }
+    originals: dict[str, bytes] = {n: archive.read(n) for n in ("content.xml", "styles.xml") if n in archive.names()}
+    roots = {n: (parse_xml(original, n), original) for n, original in originals.items()}
     paragraphs = []
-    for root, _ in roots.values():
+    for name, (root, _) in roots.items():
         for element in root.iter(f"{_TEXT}p", f"{_TEXT}h"):
             paragraph = MixedParagraph(element, _ODF_WRAPS)
             if paragraph.has_text():
-                paragraphs.append(paragraph)
-    units = [p.unit() for p in paragraphs]
+                paragraphs.append((name, paragraph))
+    units = [p.unit() for _, p in paragraphs]
 
     def write(translations: list[str]) -> bytes:
-        for paragraph, translation in zip(paragraphs, translations, strict=True):
-            paragraph.write(translation)
-        return _rewrite(archive, roots)
+        changed: set[str] = set()
+        for (name, paragraph), unit, translation in zip(paragraphs, units, translations, strict=True):
+            if translation != unit.text:
+                paragraph.write(translation)
+                changed.add(name)
+        return _rewrite(archive, roots, changed)
 
     return Document(units, write, ODF_TYPES[kind])
 
@@ -75,11 +78,13 @@ def read_xlsx(data: bytes) -> Document:
     units = [Unit(t.text or "") for t in plain] + [s.unit() for s in rich]
 
     def write(translations: list[str]) -> bytes:
+        if translations == [unit.text for unit in units]:
+            return data
         for node, translation in zip(plain, translations[: len(plain)], strict=True):
             node.text = translation
         for stretch, unit, translation in zip(rich, units[len(plain) :], translations[len(plain) :], strict=True):
             stretch.write(translation, unit.fmt)
-        return _rewrite(archive, {name: (root, original)})
+        return _rewrite(archive, {name: (root, original)}, {name})
 
     return Document(units, write, XLSX_TYPE)
 
@@ -104,9 +109,12 @@ def read_epub(data: bytes) -> Document:
 
     def write(translations: list[str]) -> bytes:
         out = {c: list(f) for c, f in pieces.items()}
+        changed: set[str] = set()
         for (chapter, index), translation in zip(slots, translations, strict=True):
-            out[chapter][index] = translation
-        return archive.write({c: "".join(f).encode("utf-8") for c, f in out.items()})
+            if translation != out[chapter][index]:
+                out[chapter][index] = translation
+                changed.add(chapter)
+        return archive.write({c: "".join(out[c]).encode("utf-8") for c in changed})
 
     return Document(units, write, "application/epub+zip")
 
