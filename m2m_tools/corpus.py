@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from m2m_tools.documents import DOCUMENT, DOCUMENT_SUFFIXES, DocumentUnit
-from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer
+from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer, permissions
 from m2m_tools.jobs.job import Entry, Invalid, Item
 from translator.documents.plaintext import split_line_end
 
@@ -134,7 +134,7 @@ class FileUnit:
         """The translated file, written atomically, and this file's rejects collected."""
         rejected: list[dict[str, Any]] = []
         results = log.results(done, f"{self.name}: record")
-        with atomic_writer(self.output) as out:
+        with atomic_writer(self.output, permissions(self.path)) as out:
             # The records drive: results are read only as far as there are records.
             for (number, record_id, _, end), (text, reason) in zip(self.records(), results, strict=False):
                 if reason is not None:

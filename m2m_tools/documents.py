@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_write_bytes
+from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_write_bytes, permissions
 from m2m_tools.jobs.job import Entry, Item
 from translator.contract.errors import TranslationError
 from translator.documents.formats import NOT_TRANSLATED, READERS, TARGETED, extension, read_document_safely
@@ -92,5 +92,5 @@ class DocumentUnit:
         document = self._read(self._data())
         if len(document.units) != self.size:
             raise DocumentError(f"{self.path} changed while it was translated; run the same command again")
-        atomic_write_bytes(self.output, document.write(translations))
+        atomic_write_bytes(self.output, document.write(translations), permissions(self.path))
         self.rejected = rejected

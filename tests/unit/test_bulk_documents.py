@@ -7,6 +7,8 @@ Through a real server (`--url`, HTML units sent as `format: "html"`) in tests/e2
 
 from __future__ import annotations
 
+import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -92,6 +94,29 @@ def test_a_file_that_is_not_a_readable_document_is_named(tmp_path, capsys, name,
     # No model is loaded: the files are read before anything translates.
     assert run(tmp_path / "in", "--output", tmp_path / "out", "--model", tmp_path, *extra) == EXIT_BAD_INPUT
     assert message in capsys.readouterr().err
+
+
+def test_outputs_keep_their_inputs_permissions_and_line_endings(fixture_model, tmp_path):
+    source = tmp_path / "in"
+    folder_of_documents(source)
+    (source / "lines.txt").write_bytes(f"{B}\r\n{C}\r\n".encode())  # Windows-edited
+    (source / "mixed.txt").write_bytes(f"{A}\n{B}\r\n{C}".encode())  # each line's own end, none on the last
+    rows = [json.dumps({"id": i, "text": text}) for i, text in enumerate((A, B))]
+    (source / "corpus.jsonl").write_bytes(("\r\n".join(rows) + "\r\n").encode())
+    modes = {"lines.txt": 0o644, "mixed.txt": 0o640, "corpus.jsonl": 0o604, "report.docx": 0o644}
+    modes |= {"sub/film.srt": 0o444, "sub/notes.md": 0o664}
+    for name, mode in modes.items():
+        (source / name).chmod(mode)
+    out = tmp_path / "out"
+    assert run(source, "--output", out, "--model", fixture_model, "--from", "en", "--to", "de") == EXIT_OK
+    assert {name: stat.S_IMODE((out / name).stat().st_mode) for name in modes} == modes
+    assert (out / "lines.txt").read_bytes() == f"{TB}\r\n{TC}\r\n".encode()
+    assert (out / "mixed.txt").read_bytes() == f"{TA}\n{TB}\r\n{TC}".encode()
+    expected = [json.dumps({"id": i, "text": text}, ensure_ascii=False) for i, text in enumerate((TA, TB))]
+    assert (out / "corpus.jsonl").read_bytes() == ("\r\n".join(expected) + "\r\n").encode()
+    # Run again (a read-only output is replaced, not written into): the same files, the same modes.
+    assert run(source, "--output", out, "--model", fixture_model, "--from", "en", "--to", "de") == EXIT_OK
+    assert {name: stat.S_IMODE((out / name).stat().st_mode) for name in modes} == modes
 
 
 def parallel_documents(root: Path) -> None:
