@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from m2m_tools.documents import DOCUMENT, DOCUMENT_SUFFIXES, DocumentUnit
+from m2m_tools.documents import DOCUMENT, DOCUMENT_SUFFIXES, DocumentError, DocumentUnit
 from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer, permissions
 from m2m_tools.jobs.job import Entry, Invalid, Item
 from translator.documents.plaintext import split_line_end
@@ -155,10 +155,40 @@ class FileUnit:
 OutputUnit = FileUnit | DocumentUnit
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """An input file that cannot be read as the format it would be translated as."""
+
+    name: str
+    reason: str  # names the file: "in/a.pdf: PDF is not translated..."
+
+    @property
+    def rejected(self) -> list[dict[str, Any]]:
+        return [{"file": self.name, "reason": self.reason}]
+
+
+@dataclass
+class Plan:
+    """The job's files in input order, each read whole (a unit) or not readable (why), and the
+    problems no skipping of files fixes."""
+
+    files: list[OutputUnit | Unreadable]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def units(self) -> list[OutputUnit]:
+        return [file for file in self.files if not isinstance(file, Unreadable)]
+
+    @property
+    def unreadable(self) -> list[Unreadable]:
+        return [file for file in self.files if isinstance(file, Unreadable)]
+
+
 def plan_units(
     input_path: Path, output: Path, *, source: str | None, target: str | None, forced_format: str | None
-) -> list[OutputUnit]:
-    """The job's files: the input file, or every file under the input folder."""
+) -> Plan:
+    """The job's files: the input file, or every file under the input folder. Every file is read
+    (and a document parsed) now, so that all the unreadable ones are known before any work."""
     if input_path.is_file():
         if output.is_dir():
             raise CorpusError(f"--output {output} is a folder; the input {input_path} is a file")
@@ -178,18 +208,33 @@ def plan_units(
         raise CorpusError(f"{input_path}: no such file or folder")
     if any(path.resolve() == out.resolve() for path, out, _ in files):
         raise CorpusError(f"--output {output} would overwrite the input")
-    return [_unit(path, out, detect_format(path, forced_format), name, source, target) for path, out, name in files]
+    plan = Plan(
+        [_unit(path, out, detect_format(path, forced_format), name, source, target) for path, out, name in files]
+    )
+    documents = [unit.path.as_posix() for unit in plan.units if isinstance(unit, DocumentUnit)]
+    if documents and not (source and target):
+        # A corpus line may name its languages; a document's units cannot. One line for all of
+        # them: it is one flag missing, not a problem of each file.
+        more = f" and {len(documents) - 3} more" if len(documents) > 3 else ""
+        plan.problems.append(f"{', '.join(documents[:3])}{more}: a document needs --from and --to")
+    return plan
 
 
-def _unit(path: Path, output: Path, fmt: str, name: str, source: str | None, target: str | None) -> OutputUnit:
-    if fmt == DOCUMENT:
-        return DocumentUnit(path, output, name, source, target)
-    return FileUnit(path, output, fmt, name, source, target)
+def _unit(
+    path: Path, output: Path, fmt: str, name: str, source: str | None, target: str | None
+) -> OutputUnit | Unreadable:
+    try:
+        if fmt == DOCUMENT:
+            return DocumentUnit(path, output, name, source, target)
+        return FileUnit(path, output, fmt, name, source, target)
+    except (CorpusError, DocumentError) as exc:
+        return Unreadable(name, str(exc))
 
 
-def write_rejects(path: Path, units: Sequence[OutputUnit]) -> int:
-    """All rejected records, in input order, atomically; no file (and no stale one) when there are none."""
-    rejected = [row for unit in units for row in unit.rejected]
+def write_rejects(path: Path, files: Sequence[OutputUnit | Unreadable]) -> int:
+    """All rejected records (and files skipped as unreadable), in input order, atomically; no file
+    (and no stale one) when there are none."""
+    rejected = [row for file in files for row in file.rejected]
     if not rejected:
         path.unlink(missing_ok=True)
         return 0

@@ -48,9 +48,8 @@ class DocumentUnit:
     _texts: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.source or not self.target:
-            # A corpus line may name its languages; a document's units cannot.
-            raise DocumentError(f"{self.path}: a document needs --from and --to")
+        # Read whatever the languages (plan_units names a document without --from and --to): every
+        # unreadable file is listed with the other problems.
         data = self._data()
         # Only the units' texts are kept between reads: the writer is made again at the end.
         self._texts = [(unit.text, unit.fmt) for unit in self._read(data).units]
