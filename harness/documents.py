@@ -58,6 +58,17 @@ def docx_runs(data: bytes) -> list[list[tuple[str, bool]]]:
     return out
 
 
+def unreadable(good_docx: bytes) -> dict[str, tuple[bytes, str]]:
+    """Files no reader takes, as a folder given to `m2m-translate` holds them: name -> (bytes, what
+    the refusal says, in words that outlive changes to the reader's). A .docx cut in half (a
+    download that stopped), a PO file with a line that is no PO, a PDF."""
+    return {
+        "manual.pdf": (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", "PDF is not translated"),
+        "messages.po": (b'msgid "Hello."\nmsgstr ""\n\nthis is not PO\n', "this PO file"),
+        "broken.docx": (good_docx[: len(good_docx) // 2], "a docx file must be a zip archive"),
+    }
+
+
 def srt(cues: list[str], newline: str = "\r\n") -> bytes:
     blocks = []
     for number, text in enumerate(cues, 1):

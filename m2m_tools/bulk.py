@@ -13,25 +13,32 @@ with its text translated). Through a running service (``--url``, many
 requests in flight at bulk priority) or in-process (``--model``, the service's own pipeline): the
 same translations. Work is cut into chunks checkpointed under ``OUTPUT.m2m-job/``; killed, the
 same command resumes where it stopped, and run again once finished it translates nothing. Each
-output file is written atomically once all its records are in. Records that cannot be translated
-go to ``OUTPUT.rejects.jsonl`` with their reason, and the command exits with 1.
+output file is written atomically once all its records are in, with its input's permissions and
+line endings. Records that cannot be translated go to ``OUTPUT.rejects.jsonl`` with their reason,
+and the command exits with 1.
+
+Before any work, every input file is read (a document parsed) and --from/--to are checked against
+the languages of the server (its /languages) or of the model: every problem found is listed at
+once, nothing is written, and the command exits with 2. With --skip-unreadable, the files that
+cannot be read are listed (and go to the rejects file) and the others are translated.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from m2m_tools.cli import configure_logging, with_tqdm_logging
-from m2m_tools.corpus import JSONL, TEXT, CorpusError, FileUnit, plan_units, write_rejects
+from m2m_tools.corpus import JSONL, TEXT, CorpusError, FileUnit, Unreadable, plan_units, write_rejects
 from m2m_tools.documents import DOCUMENT, DocumentError, DocumentUnit
 from m2m_tools.jobs.checkpoint import CheckpointError, exclusive
 from m2m_tools.jobs.job import JobError, Options, UnitState, run_job
 from m2m_tools.jobs.options import add_system_arguments, runner_from_args
-from m2m_tools.jobs.runner import RunnerError
+from m2m_tools.jobs.runner import Runner, RunnerError
 
 logger = logging.getLogger("m2m_tools.bulk")
 
@@ -71,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--state", type=Path, help=f"checkpoint folder (default: OUTPUT{STATE_SUFFIX})")
     parser.add_argument("--rejects", type=Path, help=f"rejected records with reasons (default: OUTPUT{REJECTS_SUFFIX})")
+    parser.add_argument(
+        "--skip-unreadable",
+        action="store_true",
+        help="translate the files that can be read, listing the others (default: list them and stop)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
@@ -83,8 +95,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     state = args.state or output.with_name(output.name + STATE_SUFFIX)
     rejects_path = args.rejects or output.with_name(output.name + REJECTS_SUFFIX)
     try:
-        units = plan_units(args.input, output, source=args.source, target=args.target, forced_format=args.format)
-        runner = runner_from_args(args, CorpusError)
+        plan = plan_units(args.input, output, source=args.source, target=args.target, forced_format=args.format)
+        problems = list(plan.problems)
+        try:
+            runner: Runner | None = runner_from_args(args, CorpusError)
+        except CorpusError as exc:
+            runner = None
+            problems.append(str(exc))
+        if runner is not None:
+            problems += _language_problems(runner, {"--from": args.source, "--to": args.target})
+        skipped = plan.unreadable
+        if problems or (skipped and not args.skip_unreadable):
+            _print_problems(problems, skipped)
+            return EXIT_BAD_INPUT
+        assert runner is not None
+        for file in skipped:
+            print(f"skipped, unreadable: {file.reason}", file=sys.stderr)  # noqa: T201 - CLI output
+        units = plan.units
         options = Options(
             chunk_size=args.chunk_size,
             records_per_request=args.records_per_request,
@@ -101,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     on_unit_done=_write_output,
                 )
             )
-            rejected = write_rejects(rejects_path, units)
+            rejected = write_rejects(rejects_path, plan.files)
     except (CorpusError, DocumentError, CheckpointError, JobError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - CLI output
         return EXIT_BAD_INPUT
@@ -112,11 +139,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished chunks are saved; run the same command again to resume", file=sys.stderr)  # noqa: T201
         return EXIT_INTERRUPTED
-    print(f"done: {summary.line()}; output in {output}", file=sys.stderr)  # noqa: T201 - CLI output: the summary
+    files_skipped = f"; {len(skipped)} unreadable file(s) skipped" if skipped else ""
+    print(f"done: {summary.line()}{files_skipped}; output in {output}", file=sys.stderr)  # noqa: T201 - the summary
     if rejected:
-        print(f"{rejected} record(s) rejected, with reasons, in {rejects_path}", file=sys.stderr)  # noqa: T201
+        what = f"{rejected - len(skipped)} record(s) rejected"
+        if skipped:
+            what += f" and {len(skipped)} file(s) skipped"
+        print(f"{what}, with reasons, in {rejects_path}", file=sys.stderr)  # noqa: T201
         return EXIT_REJECTS
     return EXIT_OK
+
+
+def _language_problems(runner: Runner, flags: dict[str, str | None]) -> list[str]:
+    """--from and --to that the system does not translate, asked before any work: the job would
+    otherwise reject every record one by one, and write a folder of untranslated copies."""
+    given = {flag: code for flag, code in flags.items() if code}
+    if not given:
+        return []
+    languages = asyncio.run(_languages(runner))
+    if languages is None:
+        return []  # the server cannot list them (logged): its answers name what it refuses
+    return [
+        f"{flag} {code!r}: {runner.label} does not translate this language ({_hint(code, languages)})"
+        for flag, code in given.items()
+        if code not in languages
+    ]
+
+
+async def _languages(runner: Runner) -> frozenset[str] | None:
+    # The runner's own list, the one the job checks each record against. A LocalRunner keeps the
+    # model it loads here for the job's own start.
+    await runner.start()
+    try:
+        return await runner.languages()
+    finally:
+        await runner.close()
+
+
+def _hint(code: str, languages: frozenset[str], shown: int = 20) -> str:
+    from translator.contract.language_codes import resolve
+
+    # The code the service's lenient APIs would read it as (`de-DE`, `EN`): the native API the
+    # job calls takes codes exactly, so it is refused, with the code to give instead.
+    try:
+        meant = resolve(code, languages)
+    except ImportError:  # a region or script needs langcodes, which the Job's image has not: no hint
+        meant = None
+    if meant is not None:
+        return f"did you mean {meant!r}?"
+    ordered = sorted(languages)
+    more = f", and {len(ordered) - shown} more" if len(ordered) > shown else ""
+    return f"it takes {', '.join(ordered[:shown])}{more}"
+
+
+def _print_problems(problems: list[str], unreadable: list[Unreadable]) -> None:
+    lines = [file.reason for file in unreadable] + problems
+    print(f"error: {len(lines)} problem(s); nothing was translated or written:", file=sys.stderr)  # noqa: T201
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)  # noqa: T201 - CLI output
+    if unreadable and not problems:
+        print("--skip-unreadable translates the other files and lists these", file=sys.stderr)  # noqa: T201
 
 
 def _write_output(state: UnitState) -> None:

@@ -12,7 +12,9 @@
   to the same relative path under the output folder.
 
 Lines are split on ``\\n`` only (``\\r\\n`` endings are accepted): a U+2028 or form feed inside a
-segment must not shift every later line.
+segment must not shift every later line. Each output line ends as its input line did (``\\r\\n``,
+``\\n``, or nothing on a last line), by the service's own rule for .txt documents, so a
+Windows-edited file comes back CRLF.
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from m2m_tools.documents import DOCUMENT, DOCUMENT_SUFFIXES, DocumentUnit
-from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer
+from m2m_tools.documents import DOCUMENT, DOCUMENT_SUFFIXES, DocumentError, DocumentUnit
+from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer, permissions
 from m2m_tools.jobs.job import Entry, Invalid, Item
+from translator.documents.plaintext import split_line_end
 
 JSONL = "jsonl"
 TEXT = "text"
@@ -65,7 +68,7 @@ class FileUnit:
         # One pass over the bytes: the content hash for the checkpoint key, and the record count.
         hasher = hashlib.sha256()
         size = 0
-        for _, line in self._lines():
+        for _, line, _ in self._lines():
             hasher.update(line.encode("utf-8"))
             hasher.update(b"\n")
             if self.format == TEXT or line.strip():
@@ -74,8 +77,8 @@ class FileUnit:
         settings = {"format": self.format, "from": self.source, "to": self.target}
         self.key = hashlib.sha256(json.dumps([hasher.hexdigest(), settings], sort_keys=True).encode()).hexdigest()
 
-    def _lines(self) -> Iterator[tuple[int, str]]:
-        """(line number, text without its line end), lazily."""
+    def _lines(self) -> Iterator[tuple[int, str, str]]:
+        """(line number, text, its line end), lazily."""
         try:
             with self.path.open(encoding="utf-8-sig", newline="") as handle:
                 number, pending = 0, ""
@@ -84,25 +87,25 @@ class FileUnit:
                     pending = parts.pop()
                     for part in parts:
                         number += 1
-                        yield number, part.removesuffix("\r")
+                        yield number, *split_line_end(part + "\n")
                 if pending:
-                    yield number + 1, pending.removesuffix("\r")
+                    yield number + 1, *split_line_end(pending)
         except UnicodeDecodeError as exc:
             raise CorpusError(f"{self.path}: not UTF-8 ({exc})") from exc
         except OSError as exc:
             raise CorpusError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
 
-    def records(self) -> Iterator[tuple[int, Any, Entry]]:
-        """(line number, id, entry) for every record, in order."""
-        for number, line in self._lines():
+    def records(self) -> Iterator[tuple[int, Any, Entry, str]]:
+        """(line number, id, entry, its line's end) for every record, in order."""
+        for number, line, end in self._lines():
             if self.format == TEXT:
-                yield number, number, Item(line, self.source, self.target)
+                yield number, number, Item(line, self.source, self.target), end
             elif line.strip():
                 record_id, entry = self._parse(line, number)
-                yield number, record_id, entry
+                yield number, record_id, entry, end
 
     def entries(self) -> Iterator[Entry]:
-        for _, _, entry in self.records():
+        for _, _, entry, _ in self.records():
             yield entry
 
     def _parse(self, line: str, number: int) -> tuple[Any, Entry]:
@@ -131,32 +134,61 @@ class FileUnit:
         """The translated file, written atomically, and this file's rejects collected."""
         rejected: list[dict[str, Any]] = []
         results = log.results(done, f"{self.name}: record")
-        with atomic_writer(self.output) as out:
+        with atomic_writer(self.output, permissions(self.path)) as out:
             # The records drive: results are read only as far as there are records.
-            for (number, record_id, entry), (text, reason) in zip(self.records(), results, strict=False):
+            for (number, record_id, _, end), (text, reason) in zip(self.records(), results, strict=False):
                 if reason is not None:
                     rejected.append({"file": self.name, "line": number, "id": record_id, "reason": reason})
-                self._write_line(out, record_id, text, reason, entry)
+                out.write(self._line(record_id, text, reason) + end)
         self.rejected = rejected
 
-    def _write_line(self, out: IO[str], record_id: Any, text: str | None, reason: str | None, entry: Entry) -> None:
+    def _line(self, record_id: Any, text: str | None, reason: str | None) -> str:
         if self.format == TEXT:
             # A line-aligned file cannot hold a line break; translations of one line have none,
             # but a model could emit one, and it would shift every later line.
-            out.write((text or "").replace("\r", " ").replace("\n", " ") + "\n")
-        elif reason is not None:
-            out.write(json.dumps({"id": record_id, "text": None, "error": reason}, ensure_ascii=False) + "\n")
-        else:
-            out.write(json.dumps({"id": record_id, "text": text}, ensure_ascii=False) + "\n")
+            return (text or "").replace("\r", " ").replace("\n", " ")
+        if reason is not None:
+            return json.dumps({"id": record_id, "text": None, "error": reason}, ensure_ascii=False)
+        return json.dumps({"id": record_id, "text": text}, ensure_ascii=False)
 
 
 OutputUnit = FileUnit | DocumentUnit
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """An input file that cannot be read as the format it would be translated as."""
+
+    name: str
+    reason: str  # names the file: "in/a.pdf: PDF is not translated..."
+
+    @property
+    def rejected(self) -> list[dict[str, Any]]:
+        return [{"file": self.name, "reason": self.reason}]
+
+
+@dataclass
+class Plan:
+    """The job's files in input order, each read whole (a unit) or not readable (why), and the
+    problems no skipping of files fixes."""
+
+    files: list[OutputUnit | Unreadable]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def units(self) -> list[OutputUnit]:
+        return [file for file in self.files if not isinstance(file, Unreadable)]
+
+    @property
+    def unreadable(self) -> list[Unreadable]:
+        return [file for file in self.files if isinstance(file, Unreadable)]
+
+
 def plan_units(
     input_path: Path, output: Path, *, source: str | None, target: str | None, forced_format: str | None
-) -> list[OutputUnit]:
-    """The job's files: the input file, or every file under the input folder."""
+) -> Plan:
+    """The job's files: the input file, or every file under the input folder. Every file is read
+    (and a document parsed) now, so that all the unreadable ones are known before any work."""
     if input_path.is_file():
         if output.is_dir():
             raise CorpusError(f"--output {output} is a folder; the input {input_path} is a file")
@@ -176,18 +208,33 @@ def plan_units(
         raise CorpusError(f"{input_path}: no such file or folder")
     if any(path.resolve() == out.resolve() for path, out, _ in files):
         raise CorpusError(f"--output {output} would overwrite the input")
-    return [_unit(path, out, detect_format(path, forced_format), name, source, target) for path, out, name in files]
+    plan = Plan(
+        [_unit(path, out, detect_format(path, forced_format), name, source, target) for path, out, name in files]
+    )
+    documents = [unit.path.as_posix() for unit in plan.units if isinstance(unit, DocumentUnit)]
+    if documents and not (source and target):
+        # A corpus line may name its languages; a document's units cannot. One line for all of
+        # them: it is one flag missing, not a problem of each file.
+        more = f" and {len(documents) - 3} more" if len(documents) > 3 else ""
+        plan.problems.append(f"{', '.join(documents[:3])}{more}: a document needs --from and --to")
+    return plan
 
 
-def _unit(path: Path, output: Path, fmt: str, name: str, source: str | None, target: str | None) -> OutputUnit:
-    if fmt == DOCUMENT:
-        return DocumentUnit(path, output, name, source, target)
-    return FileUnit(path, output, fmt, name, source, target)
+def _unit(
+    path: Path, output: Path, fmt: str, name: str, source: str | None, target: str | None
+) -> OutputUnit | Unreadable:
+    try:
+        if fmt == DOCUMENT:
+            return DocumentUnit(path, output, name, source, target)
+        return FileUnit(path, output, fmt, name, source, target)
+    except (CorpusError, DocumentError) as exc:
+        return Unreadable(name, str(exc))
 
 
-def write_rejects(path: Path, units: Sequence[OutputUnit]) -> int:
-    """All rejected records, in input order, atomically; no file (and no stale one) when there are none."""
-    rejected = [row for unit in units for row in unit.rejected]
+def write_rejects(path: Path, files: Sequence[OutputUnit | Unreadable]) -> int:
+    """All rejected records (and files skipped as unreadable), in input order, atomically; no file
+    (and no stale one) when there are none."""
+    rejected = [row for file in files for row in file.rejected]
     if not rejected:
         path.unlink(missing_ok=True)
         return 0

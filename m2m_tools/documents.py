@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_write_bytes
+from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_write_bytes, permissions
 from m2m_tools.jobs.job import Entry, Item
 from translator.contract.errors import TranslationError
 from translator.documents.formats import NOT_TRANSLATED, READERS, TARGETED, extension, read_document_safely
@@ -48,9 +48,8 @@ class DocumentUnit:
     _texts: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.source or not self.target:
-            # A corpus line may name its languages; a document's units cannot.
-            raise DocumentError(f"{self.path}: a document needs --from and --to")
+        # Read whatever the languages (plan_units names a document without --from and --to): every
+        # unreadable file is listed with the other problems.
         data = self._data()
         # Only the units' texts are kept between reads: the writer is made again at the end.
         self._texts = [(unit.text, unit.fmt) for unit in self._read(data).units]
@@ -92,5 +91,5 @@ class DocumentUnit:
         document = self._read(self._data())
         if len(document.units) != self.size:
             raise DocumentError(f"{self.path} changed while it was translated; run the same command again")
-        atomic_write_bytes(self.output, document.write(translations))
+        atomic_write_bytes(self.output, document.write(translations), permissions(self.path))
         self.rejected = rejected

@@ -26,6 +26,7 @@ import itertools
 import json
 import logging
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -77,15 +78,31 @@ def lines_digest(lines: Sequence[str]) -> str:
     return hasher.hexdigest()
 
 
+def permissions(path: Path) -> int | None:
+    """``path``'s permission bits, for a file written from it (`atomic_writer`'s ``mode``); None if
+    it cannot be read (its reader then says why). Only rwx for user, group and others: a set-id bit
+    copied onto a written file is never wanted."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode) & 0o777
+    except OSError:
+        return None
+
+
 @contextmanager
-def atomic_writer(path: Path) -> Iterator[IO[str]]:
-    """A text file that replaces ``path`` on a clean exit: readers see the old or the new file, never a mix."""
+def atomic_writer(path: Path, mode: int | None = None) -> Iterator[IO[str]]:
+    """A text file that replaces ``path`` on a clean exit: readers see the old or the new file, never a mix.
+
+    ``mode``: its permission bits (a translation gets its source's); else mkstemp's 600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             yield handle
             handle.flush()
+            if mode is not None:
+                # Before the rename: the file never appears under its name with other permissions.
+                os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
@@ -99,9 +116,9 @@ def atomic_write_text(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
     """`atomic_writer` for a binary file (a translated document)."""
-    with atomic_writer(path) as handle:
+    with atomic_writer(path, mode) as handle:
         assert isinstance(handle, io.TextIOWrapper)
         handle.buffer.write(data)  # nothing went through the text layer: no mix of the two
 

@@ -1,5 +1,6 @@
 """End to end: `m2m-translate` (the installed console script, run from outside the repository)
-through the session's real `bentoml serve` and in-process, killed with SIGKILL and resumed.
+through the session's real `bentoml serve` and in-process, killed with SIGKILL and resumed; a
+folder's files and languages checked against the server before any request.
 
 The input is the fixture corpus's sentences, repeated with distinct ids, in every language pair of
 the corpus (fromLang/toLang per line): the fixture reproduces its corpus exactly, so every
@@ -190,3 +191,45 @@ def test_a_folder_of_documents_through_the_server_and_in_process_is_the_same(ser
     assert documents.docx_runs(docx) == [[(ta + " ", False), (tb, True)], [(tc, True)]]
     assert docx == (tmp_path / "local" / "report.docx").read_bytes()
     assert (tmp_path / "http" / "film.srt").read_bytes() == documents.srt([ta, f"{tb}\r\n{tc}"])
+
+
+def test_a_folder_is_checked_against_the_server_before_any_request(server, tmp_path, capsys):
+    """`--to` is checked against the server's /languages and every file is read before the first
+    request: all the problems in one run, nothing written. Skipping the unreadable files, the
+    others come back with their permissions and line endings. The module's main is called here
+    (not the installed script) so that this checkout's code is what runs."""
+    from harness import documents
+    from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_REJECTS, main
+
+    (a, ta), (b, tb), *_ = [(s, t) for src, tgt, s, t in sentence_pairs(load_corpus()) if (src, tgt) == ("en", "de")]
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "report.docx").write_bytes(documents.docx([[(a, False)], [(b, True)]]))
+    (source / "lines.txt").write_bytes(f"{a}\r\n{b}\r\n".encode())  # a Windows-edited corpus
+    modes = {"report.docx": 0o644, "lines.txt": 0o640}
+    for name, mode in modes.items():
+        (source / name).chmod(mode)
+    unreadable = documents.unreadable(documents.docx([[(a, False)]]))
+    for name, (data, _) in unreadable.items():
+        (source / name).write_bytes(data)
+    out = tmp_path / "out"
+
+    def run(*args: str) -> int:
+        return main([str(source), "--output", str(out), "--url", server.url, "--from", "en", *args, "--no-progress"])
+
+    assert run("--to", "xx") == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "error: 4 problem(s); nothing was translated or written" in err, err
+    assert f"--to 'xx': {server.url} does not translate this language" in err
+    for name, (_, why) in unreadable.items():
+        assert f"{source / name}: " in err and why in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]  # no output, checkpoint or rejects
+
+    assert run("--to", "de", "--skip-unreadable") == EXIT_REJECTS
+    assert "3 unreadable file(s) skipped" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["lines.txt", "report.docx"]
+    assert documents.docx_runs((out / "report.docx").read_bytes()) == [[(ta, False)], [(tb, True)]]
+    assert (out / "lines.txt").read_bytes() == f"{ta}\r\n{tb}\r\n".encode()
+    assert {name: (out / name).stat().st_mode & 0o777 for name in modes} == modes
+    rejects = read_jsonl(tmp_path / "out.rejects.jsonl")
+    assert [r["file"] for r in rejects] == sorted(unreadable)

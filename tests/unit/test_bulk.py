@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from fixture.build import load_corpus, sentence_pairs
 from harness.servers import stand_in_server
-from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, main
+from m2m_tools.bulk import EXIT_BAD_INPUT, EXIT_OK, EXIT_REJECTS, _hint, main
 from m2m_tools.corpus import FileUnit, plan_units
 from m2m_tools.jobs.http_runner import HttpRunner
 from m2m_tools.jobs.job import Invalid, Item, Options, run_job
@@ -39,12 +40,13 @@ def run(*args: str | Path) -> int:
 
 
 def test_text_file_line_for_line(fixture_model, tmp_path, capsys):
-    # CRLF line ends and a blank line are records too: every input line has its output line.
+    # A blank line is a record too: every input line has its output line, ending as it did (a
+    # Windows-edited file stays CRLF; a last line without an end gets none).
     source = tmp_path / "in.txt"
-    source.write_bytes(("\r\n".join([EN_FR[0][0], "", EN_FR[1][0]]) + "\r\n").encode())
+    source.write_bytes(f"{EN_FR[0][0]}\r\n\r\n{EN_FR[1][0]}\n{EN_FR[2][0]}".encode())
     assert run(source, "--output", tmp_path / "out.txt", "--model", fixture_model, "--from", "en", "--to", "fr") == 0
-    assert lines(tmp_path / "out.txt") == [EN_FR[0][1], "", EN_FR[1][1], ""]
-    assert "3 records (0 already done, 3 translated now), 2 sentences" in capsys.readouterr().err
+    assert (tmp_path / "out.txt").read_bytes() == f"{EN_FR[0][1]}\r\n\r\n{EN_FR[1][1]}\n{EN_FR[2][1]}".encode()
+    assert "4 records (0 already done, 4 translated now), 3 sentences" in capsys.readouterr().err
 
 
 def test_jsonl_with_per_line_languages_and_every_kind_of_reject(fixture_model, tmp_path, capsys):
@@ -117,6 +119,16 @@ def test_bad_invocations_exit_2(fixture_model, tmp_path, capsys):
     assert run(tmp_path / "in.txt", "--output", tmp_path / "o.txt", "--model", tmp_path / "none") == EXIT_BAD_INPUT
 
 
+def test_a_language_code_refused_up_front_comes_with_a_hint_even_without_langcodes(monkeypatch):
+    languages = frozenset({"en", "pt", "zh"})
+    assert _hint("EN", languages) == "did you mean 'en'?"
+    assert _hint("xx", languages) == "it takes en, pt, zh"
+    assert _hint("xx", frozenset(f"l{i:02d}" for i in range(30)), shown=2) == "it takes l00, l01, and 28 more"
+    # The Job's image (requirements-tools.txt) has no langcodes, which a region or script needs.
+    monkeypatch.setitem(sys.modules, "langcodes", None)
+    assert _hint("pt-AO", languages) == "it takes en, pt, zh"
+
+
 def test_the_engine_of_an_in_process_job_is_chosen_on_the_command_line(
     fixture_model, converted_fixture_model, tmp_path, capsys
 ):
@@ -185,13 +197,15 @@ def test_the_engine_asked_for_is_the_one_in_the_jobs_identity(fixture_model, con
 
 def test_units_key_on_content_and_settings(tmp_path):
     (tmp_path / "a.txt").write_text("One.\nTwo.\n", encoding="utf-8")
-    [unit] = plan_units(tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format=None)
+    [unit] = plan_units(tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format=None).units
     assert (unit.size, list(unit.entries())) == (2, [Item("One.", "en", "fr"), Item("Two.", "en", "fr")])
     other_target = FileUnit(unit.path, unit.output, unit.format, unit.name, "en", "de")
     (tmp_path / "a.txt").write_text("One.\nTwo!\n", encoding="utf-8")
     other_text = FileUnit(unit.path, unit.output, unit.format, unit.name, "en", "fr")
     assert len({unit.key, other_target.key, other_text.key}) == 3
-    [as_jsonl] = plan_units(tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format="jsonl")
+    [as_jsonl] = plan_units(
+        tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format="jsonl"
+    ).units
     assert isinstance(next(as_jsonl.entries()), Invalid)
 
 
@@ -211,7 +225,8 @@ def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
     async def scenario() -> None:
         async with stand_in_server([web.post("/translation", translation)]) as url:
             (tmp_path / "in.txt").write_text("a\nb\npoison\nc\n", encoding="utf-8")
-            units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            plan = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            units = plan.units
             http = HttpRunner(url, concurrency=2)
             options = Options(chunk_size=4, records_per_request=4, progress=False)
 
@@ -259,7 +274,8 @@ def test_a_record_the_engine_cannot_translate_is_set_aside_and_the_job_goes_on(t
     async def scenario() -> None:
         async with stand_in_server([web.post("/translation", translation)]) as url:
             (tmp_path / "in.txt").write_text("a\nb\npoison\nc\n", encoding="utf-8")
-            units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            plan = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            units = plan.units
             options = Options(chunk_size=4, records_per_request=4, progress=False)
 
             def written(state):
@@ -303,7 +319,8 @@ def test_a_full_server_gets_fewer_requests_in_flight_and_the_job_finishes(tmp_pa
         async with stand_in_server([web.post("/translation", translation)]) as url:
             texts = [f"line {i}" for i in range(200)]
             (tmp_path / "in.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
-            units = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            plan = plan_units(tmp_path / "in.txt", tmp_path / "out.txt", source="en", target="fr", forced_format=None)
+            units = plan.units
             # Two retries would not survive the first wave of refusals without the adaptive limit.
             http = HttpRunner(url, concurrency=16, max_retries=2, backoff_s=0.01)
             options = Options(chunk_size=50, records_per_request=2, progress=False)

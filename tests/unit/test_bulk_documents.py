@@ -7,6 +7,8 @@ Through a real server (`--url`, HTML units sent as `format: "html"`) in tests/e2
 
 from __future__ import annotations
 
+import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -53,7 +55,7 @@ def test_a_folder_of_documents_keeps_names_and_structure_and_resumes(fixture_mod
     assert (out / "lines.txt").read_text(encoding="utf-8") == f"{TB}\n{TC}\n"
     # docx 2 units, srt 2, md 2, txt 2.
     assert "8 records (0 already done, 8 translated now)" in capsys.readouterr().err
-    # Run again: every file is finished, nothing is translated (the model is not even loaded).
+    # Run again: every file is finished, nothing is translated.
     (out / "report.docx").unlink()
     assert run(*args) == EXIT_OK
     assert "8 records (8 already done, 0 translated now)" in capsys.readouterr().err
@@ -92,6 +94,121 @@ def test_a_file_that_is_not_a_readable_document_is_named(tmp_path, capsys, name,
     # No model is loaded: the files are read before anything translates.
     assert run(tmp_path / "in", "--output", tmp_path / "out", "--model", tmp_path, *extra) == EXIT_BAD_INPUT
     assert message in capsys.readouterr().err
+
+
+def folder_with_unreadable_files(root: Path) -> dict[str, str]:
+    """Good files beside a PDF, a broken .po and a corrupt .docx; the unreadable ones' names ->
+    what their refusal says."""
+    folder_of_documents(root)
+    unreadable = documents.unreadable(documents.docx([[(A, False)]]))
+    (root / "sub" / "more").mkdir()
+    for name, (data, _) in unreadable.items():
+        (root / "sub" / "more" / name).write_bytes(data)
+    return {f"sub/more/{name}": why for name, (_, why) in unreadable.items()}
+
+
+def written_beside(out: Path) -> list[str]:
+    """What a run wrote: the output, its checkpoint folder, its rejects file."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(out.name))
+
+
+def test_every_unreadable_file_is_listed_at_once_and_nothing_is_written(fixture_model, tmp_path, capsys):
+    unreadable = folder_with_unreadable_files(tmp_path / "in")
+    out = tmp_path / "out"
+    assert run(tmp_path / "in", "--output", out, "--model", fixture_model, "--from", "en", "--to", "de") == (
+        EXIT_BAD_INPUT
+    )
+    err = capsys.readouterr().err
+    assert "error: 3 problem(s); nothing was translated or written" in err
+    for name, why in unreadable.items():
+        [line] = [line for line in err.splitlines() if name in line]
+        assert why in line, err
+    assert "--skip-unreadable translates the other files" in err
+    assert written_beside(out) == []  # no output folder, no checkpoint, no rejects
+
+
+def test_skip_unreadable_translates_the_others_and_lists_them(fixture_model, tmp_path, capsys):
+    unreadable = folder_with_unreadable_files(tmp_path / "in")
+    out = tmp_path / "out"
+    args = (tmp_path / "in", "--output", out, "--model", fixture_model, "--from", "en", "--to", "de")
+    assert run(*args, "--skip-unreadable") == EXIT_REJECTS  # files were not translated: not all is done
+    err = capsys.readouterr().err
+    skipped = [line for line in err.splitlines() if line.startswith("skipped, unreadable: ")]
+    assert len(skipped) == len(unreadable), err
+    for name, why in unreadable.items():
+        [line] = [line for line in skipped if f"{tmp_path / 'in' / name}: " in line]
+        assert why in line
+    assert "8 records (0 already done, 8 translated now)" in err and "3 unreadable file(s) skipped" in err
+    assert "0 record(s) rejected and 3 file(s) skipped, with reasons, in" in err
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "lines.txt",
+        "report.docx",
+        "sub/film.srt",
+        "sub/notes.md",
+    ]
+    assert (out / "sub" / "film.srt").read_bytes() == documents.srt([TA, f"{TB}\r\n{TC}"])
+    rejects = [json.loads(line) for line in (tmp_path / "out.rejects.jsonl").read_text().splitlines()]
+    # In input order, as rejected records are; a file's row has no line or unit.
+    assert [sorted(r) for r in rejects] == [["file", "reason"]] * len(unreadable)
+    assert [r["file"] for r in rejects] == sorted(unreadable)
+    assert all(unreadable[r["file"]] in r["reason"] for r in rejects)
+
+
+@pytest.mark.parametrize(
+    ("languages", "refused"),
+    [
+        (["--from", "en", "--to", "xx"], ["--to 'xx': {model} does not translate this language (it takes af, am, "]),
+        (
+            ["--from", "EN", "--to", "de-DE"],
+            ["--from 'EN': {model} does not translate this language (did you mean 'en'?)", "--to 'de-DE': "],
+        ),
+    ],
+)
+def test_languages_the_model_lacks_are_refused_before_any_work(fixture_model, tmp_path, capsys, languages, refused):
+    folder_of_documents(tmp_path / "in")
+    (tmp_path / "in" / "corpus.jsonl").write_text(json.dumps({"id": 1, "text": A}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert run(tmp_path / "in", "--output", out, "--model", fixture_model, *languages) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert f"error: {len(refused)} problem(s)" in err
+    for message in refused:
+        assert message.format(model=fixture_model) in err
+    assert written_beside(out) == []  # no folder of untranslated copies, no rejects file
+
+
+def test_unreadable_files_and_bad_languages_are_listed_together(fixture_model, tmp_path, capsys):
+    unreadable = folder_with_unreadable_files(tmp_path / "in")
+    out = tmp_path / "out"
+    args = (tmp_path / "in", "--output", out, "--model", fixture_model, "--from", "en", "--to", "xx")
+    # Skipping files does not skip a wrong language: it is refused all the same.
+    assert run(*args, "--skip-unreadable") == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "error: 4 problem(s)" in err and "--to 'xx'" in err
+    assert all(name in err for name in unreadable)
+    assert written_beside(out) == []
+
+
+def test_outputs_keep_their_inputs_permissions_and_line_endings(fixture_model, tmp_path):
+    source = tmp_path / "in"
+    folder_of_documents(source)
+    (source / "lines.txt").write_bytes(f"{B}\r\n{C}\r\n".encode())  # Windows-edited
+    (source / "mixed.txt").write_bytes(f"{A}\n{B}\r\n{C}".encode())  # each line's own end, none on the last
+    rows = [json.dumps({"id": i, "text": text}) for i, text in enumerate((A, B))]
+    (source / "corpus.jsonl").write_bytes(("\r\n".join(rows) + "\r\n").encode())
+    modes = {"lines.txt": 0o644, "mixed.txt": 0o640, "corpus.jsonl": 0o604, "report.docx": 0o644}
+    modes |= {"sub/film.srt": 0o444, "sub/notes.md": 0o664}
+    for name, mode in modes.items():
+        (source / name).chmod(mode)
+    out = tmp_path / "out"
+    assert run(source, "--output", out, "--model", fixture_model, "--from", "en", "--to", "de") == EXIT_OK
+    assert {name: stat.S_IMODE((out / name).stat().st_mode) for name in modes} == modes
+    assert (out / "lines.txt").read_bytes() == f"{TB}\r\n{TC}\r\n".encode()
+    assert (out / "mixed.txt").read_bytes() == f"{TA}\n{TB}\r\n{TC}".encode()
+    expected = [json.dumps({"id": i, "text": text}, ensure_ascii=False) for i, text in enumerate((TA, TB))]
+    assert (out / "corpus.jsonl").read_bytes() == ("\r\n".join(expected) + "\r\n").encode()
+    # Run again (a read-only output is replaced, not written into): the same files, the same modes.
+    assert run(source, "--output", out, "--model", fixture_model, "--from", "en", "--to", "de") == EXIT_OK
+    assert {name: stat.S_IMODE((out / name).stat().st_mode) for name in modes} == modes
 
 
 def parallel_documents(root: Path) -> None:

@@ -18,13 +18,17 @@ _TIMING = re.compile(r"^\s*\S+\s+-->\s+\S+")
 _MARKUP = re.compile(r"<[A-Za-z/]|&[#A-Za-z0-9]+;")
 
 
+def split_line_end(line: str) -> tuple[str, str]:
+    """A line's content and its line ending (``\\r\\n``, ``\\n``, or none on a last line): a writer
+    that puts the ending back after the translation keeps a Windows-edited file CRLF. Shared with
+    `m2m-translate`'s line corpora (m2m_tools/corpus.py)."""
+    body = line.rstrip("\r\n")
+    return body, line[len(body) :]
+
+
 def _lines(text: str) -> list[tuple[str, str]]:
     """(content, line ending) of each line, the last one's ending possibly empty."""
-    out = []
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        out.append((body, line[len(body) :]))
-    return out
+    return [split_line_end(line) for line in text.splitlines(keepends=True)]
 
 
 def _unit(text: str) -> Unit:
