@@ -83,7 +83,7 @@ class Generation:
 
 
 # `simulated`: no model, each call answers its source (translator/engine/backends/simulated_backend.py).
-Backend = Literal["auto", "transformers", "ctranslate2", "simulated"]
+Backend = Literal["auto", "transformers", "compiled", "ctranslate2", "simulated"]
 # The precision the model runs in. `int8`: weights in 8 bits, on CPU (torch's dynamic quantization
 # of the linear layers under transformers, CTranslate2's int8 kernels). The `int8_*` mixes
 # (int8 weights, half-precision activations) are CTranslate2's, for CUDA.

@@ -81,7 +81,7 @@ def test_the_auto_table_names_real_backends_and_precisions():
         ({"backend": "transformers", "dtype": "int8_float16"}, "needs backend ctranslate2"),
         ({"backend": "transformers", "dtype": "int8", "device": "cuda"}, "runs on the CPU only"),
         ({"device": "cpu", "dtype": "int8_bfloat16"}, "is for CUDA"),
-        ({"backend": "onnx"}, "Input should be 'auto', 'transformers', 'ctranslate2' or 'simulated'"),
+        ({"backend": "onnx"}, "Input should be 'auto', 'transformers', 'compiled', 'ctranslate2' or 'simulated'"),
     ],
 )
 def test_impossible_combinations_are_refused_by_the_settings(settings, message):

@@ -155,7 +155,7 @@ def test_the_engine_of_an_in_process_job_is_chosen_on_the_command_line(
     for engine, message in (
         ("ctranslate2:int8", "python -m translator.engine.backends.ctranslate2_convert"),  # not converted
         ("ctranslate2:float16", "CTranslate2 on the CPU computes in float32 or int8"),
-        ("onnx:int8", "Input should be 'auto', 'transformers', 'ctranslate2' or 'simulated'"),
+        ("onnx:int8", "Input should be 'auto', 'transformers', 'compiled', 'ctranslate2' or 'simulated'"),
         ("transformers", "expected BACKEND:DTYPE"),
         ("transformers:int8_float16", "needs backend ctranslate2"),
     ):

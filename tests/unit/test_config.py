@@ -246,7 +246,7 @@ def test_an_engine_named_on_a_command_line_is_validated_like_the_files_keys():
     for text, message in (
         ("ctranslate2", "expected BACKEND:DTYPE"),
         (":int8", "expected BACKEND:DTYPE"),
-        ("onnx:int8", "Input should be 'auto', 'transformers', 'ctranslate2' or 'simulated'"),
+        ("onnx:int8", "Input should be 'auto', 'transformers', 'compiled', 'ctranslate2' or 'simulated'"),
         ("transformers:int4", "Input should be 'auto', 'float32'"),
         ("transformers:int8_float16", "needs backend ctranslate2"),
     ):

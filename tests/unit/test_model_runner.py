@@ -205,8 +205,6 @@ def test_a_lock_share_is_for_the_simulated_backend_only(tmp_path) -> None:
     )
     with pytest.raises(ConfigError, match="simulated_lock_share are for backend simulated only"):
         load_settings(path)
-    path.write_text(
-        "services:\n  TranslationEngine:\n    translation:\n      engine:\n        runner: fork\n"
-    )
+    path.write_text("services:\n  TranslationEngine:\n    translation:\n      engine:\n        runner: fork\n")
     with pytest.raises(ConfigError, match="runner"):
         load_settings(path)

@@ -70,10 +70,13 @@ def test_auto_on_cuda_keeps_the_faster_engine_and_releases_the_other() -> None:
         fastest([("ctranslate2", broken)], rows, targets, 16)
 
 
-def test_auto_is_measured_only_on_cuda_with_both_engines_and_a_conversion(converted_fixture_model, fixture_model):
-    from translator.engine.backends import measured_on_cuda
+def test_auto_is_measured_on_cuda_among_the_engines_that_can_run_the_model(converted_fixture_model, fixture_model):
+    from translator.engine.backends import cuda_candidates, measured_on_cuda
 
     assert measured_on_cuda(Engine(device="cuda"), converted_fixture_model)
-    assert not measured_on_cuda(Engine(device="cuda"), fixture_model)  # no CTranslate2 model
+    # Without a CTranslate2 model: the two torch backends (eager and compiled) are measured.
+    assert measured_on_cuda(Engine(device="cuda"), fixture_model)
+    assert cuda_candidates(fixture_model) == [("compiled", "bfloat16"), ("transformers", "bfloat16")]
+    assert ("ctranslate2", "float16") in cuda_candidates(converted_fixture_model)
     assert not measured_on_cuda(Engine(device="cpu"), converted_fixture_model)
     assert not measured_on_cuda(Engine(device="cuda", backend="transformers"), converted_fixture_model)

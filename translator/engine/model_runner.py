@@ -37,7 +37,7 @@ from typing import Any
 
 import translator
 from translator.config import Engine, with_engine
-from translator.engine.backends import CUDA_CANDIDATES, Backend, Decoding, Generated, SpecialIds, fastest, load_backend
+from translator.engine.backends import Backend, Decoding, Generated, SpecialIds, cuda_candidates, fastest, load_backend
 from translator.engine.backends import choose as choose_backend
 from translator.engine.backends.base import MemoryStats
 
@@ -70,7 +70,7 @@ def open_backend(spec: BackendSpec) -> Backend:
             return lambda: load_backend(spec.model_dir, engine, spec.decoding, spec.special, spec.vocabulary_size)
 
         rows = [list(row) for row in spec.measured_rows]
-        loaders = [(f"{b}:{d}", loader(f"{b}:{d}")) for b, d in CUDA_CANDIDATES]
+        loaders = [(f"{b}:{d}", loader(f"{b}:{d}")) for b, d in cuda_candidates(spec.model_dir)]
         backend, _ = fastest(loaders, rows, [spec.measured_target] * len(rows), 16)
         return backend
     return load_backend(spec.model_dir, spec.engine, spec.decoding, spec.special, spec.vocabulary_size)

@@ -29,6 +29,7 @@ __all__ = [
     "SpecialIds",
     "WEIGHT_FILES",
     "choose",
+    "cuda_candidates",
     "fastest",
     "load_backend",
     "measured_on_cuda",
@@ -54,6 +55,8 @@ AUTO: dict[str, tuple[str, str]] = {
 AUTO_DTYPE: dict[tuple[str, str], str] = {
     ("transformers", "cpu"): "int8",
     ("transformers", "cuda"): "bfloat16",
+    ("compiled", "cpu"): "float32",
+    ("compiled", "cuda"): "bfloat16",
     ("ctranslate2", "cpu"): "int8",
     ("ctranslate2", "cuda"): "float16",
 }
@@ -86,17 +89,19 @@ def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | 
                 raise ConversionMissing(missing_conversion(model_dir))
             logger.warning("%s has no CTranslate2 conversion: running it on transformers", model_dir)
             backend = "transformers"
-    if backend == "transformers" and not torch_installed():
+    if backend in TORCH_BACKENDS and not torch_installed():
         # The CPU image ships CTranslate2 alone (deploy/image): no torch, so no transformers engine.
         raise ValueError(
-            "backend transformers needs torch, which is not installed here (the CPU image ships CTranslate2 "
+            f"backend {backend} needs torch, which is not installed here (the CPU image ships CTranslate2 "
             "alone): use backend ctranslate2 or auto, or the GPU image"
         )
-    if backend == "transformers" and model_dir is not None and not has_weights(Path(model_dir)):
+    if backend in TORCH_BACKENDS and model_dir is not None and not has_weights(Path(model_dir)):
         raise ValueError(
             f"{model_dir} holds the CTranslate2 conversion alone (an entry made for the CPU image), without the "
-            "weights backend transformers reads: use backend ctranslate2 or auto"
+            f"weights backend {backend} reads: use backend ctranslate2 or auto"
         )
+    if backend == "compiled" and dtype.startswith("int8"):
+        raise ValueError(f"backend compiled runs float32, float16 or bfloat16, not {dtype}")
     if backend == "transformers" and (dtype.startswith("int8_") or (dtype == "int8" and kind == "cuda")):
         raise ValueError(f"dtype {dtype} on {kind} needs backend ctranslate2 (torch's int8 runs on the CPU only)")
     if backend == "ctranslate2" and kind == "cpu" and dtype in ("float16", "bfloat16"):
@@ -151,18 +156,33 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-# `backend: auto, dtype: auto` on CUDA with both engines able to run: what is measured against what.
-CUDA_CANDIDATES: tuple[tuple[str, str], ...] = (("transformers", "bfloat16"), ("ctranslate2", "float16"))
+# The backends that run the checkpoint's weights on torch.
+TORCH_BACKENDS = ("transformers", "compiled")
+
+# `backend: auto, dtype: auto` on CUDA: what is measured against what, the first as soon as torch
+# runs (translator/engine/model_runner.py), CTranslate2 where the model was converted.
+CUDA_CANDIDATES: tuple[tuple[str, str], ...] = (
+    ("compiled", "bfloat16"),
+    ("transformers", "bfloat16"),
+    ("ctranslate2", "float16"),
+)
 # Rows of the comparison batch: a batch a GPU serves (64 of the calibration's sentences, twice).
 MEASURED_ROWS = 64
 
 
 def measured_on_cuda(engine: Engine, model_dir: str | Path) -> bool:
-    """Whether `auto` is decided by measurement here: CUDA, both engines installed, the model converted."""
+    """Whether `auto` is decided by measurement here: CUDA, torch installed, the weights there."""
     if engine.backend != "auto" or engine.dtype != "auto":
         return False
     _, device, _ = choose(engine, model_dir=model_dir)
-    return device.startswith("cuda") and torch_installed() and is_converted(Path(model_dir))
+    return device.startswith("cuda") and torch_installed() and has_weights(Path(model_dir))
+
+
+def cuda_candidates(model_dir: str | Path) -> list[tuple[str, str]]:
+    """`CUDA_CANDIDATES` that can run this model here: CTranslate2 where it is installed and the model
+    converted (the GPU image), the torch backends everywhere torch is."""
+    converted = is_converted(Path(model_dir)) and importlib.util.find_spec("ctranslate2") is not None
+    return [(backend, dtype) for backend, dtype in CUDA_CANDIDATES if backend != "ctranslate2" or converted]
 
 
 def fastest(
@@ -212,6 +232,10 @@ def load_backend(
         from translator.engine.backends.ctranslate2_backend import CTranslate2Backend
 
         return CTranslate2Backend(model_dir, device, dtype, threads, decoding, special, vocabulary_size)
+    if backend == "compiled":
+        from translator.engine.backends.compiled_backend import CompiledBackend
+
+        return CompiledBackend(model_dir, device, dtype, threads, decoding, special)
     from translator.engine.backends.transformers_backend import TransformersBackend
 
     return TransformersBackend(model_dir, device, dtype, threads, decoding, special)

@@ -45,9 +45,23 @@ class TransformersBackend:
         min_new_tokens: int = 0,
         hypotheses: int = 1,
     ) -> list[Generated]:
+        return self._generate(rows, targets, max_new_tokens, min_new_tokens, hypotheses)
+
+    def _generate(
+        self,
+        rows: list[list[int]],
+        targets: list[int],
+        max_new_tokens: int,
+        min_new_tokens: int,
+        hypotheses: int,
+        width: int | None = None,
+        **extra: Any,
+    ) -> list[Generated]:
+        """`generate` with the source padded to `width` (the longest row's by default) and `extra`
+        passed on to transformers' generate (a cache, a compile config: compiled_backend.py)."""
         import torch
 
-        width = max(len(r) for r in rows)
+        width = width or max(len(r) for r in rows)
         input_ids = torch.full((len(rows), width), self.special.pad, dtype=torch.long)
         attention = torch.zeros((len(rows), width), dtype=torch.long)
         for i, row in enumerate(rows):
@@ -73,6 +87,7 @@ class TransformersBackend:
                 max_length=None,
                 forced_bos_token_id=None,
                 do_sample=False,
+                **extra,
             )
         outputs = [self._output(row[prefix.shape[1] :].tolist(), max_new_tokens) for row in output.cpu()]
         if hypotheses == 1:

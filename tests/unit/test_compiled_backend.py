@@ -1,0 +1,103 @@
+"""The compiled backend (translator/engine/backends/compiled_backend.py) on the CPU, where torch
+compiles too: its buckets, its caches, and translations identical to eager transformers'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.corpus import corpus_sentences
+from translator.config import Engine, Generation
+from translator.contract.protocol import Piece
+from translator.engine.backends import Decoding, SpecialIds, choose
+from translator.engine.backends.compiled_backend import (
+    DECODER_ROOM,
+    MAX_CACHES,
+    CompiledBackend,
+    batch_bucket,
+    source_bucket,
+)
+from translator.engine.backends.transformers_backend import TransformersBackend
+from translator.engine.tokenization import ModelTokenizer
+
+pytestmark = pytest.mark.slow
+
+SPECIAL = SpecialIds(decoder_start=2, eos=2, pad=1)
+
+
+def test_buckets() -> None:
+    assert [source_bucket(w) for w in (1, 32, 33, 64, 65)] == [32, 32, 64, 64, None]
+    assert [batch_bucket(n) for n in (1, 8, 9, 33, 64, 65, 512, 513, 2048)] == [8, 8, 16, 64, 64, 128, 512, 576, 2048]
+
+
+def test_compiled_is_chosen_like_transformers(fixture_model: Path) -> None:
+    assert choose(Engine(backend="compiled", device="cpu"), model_dir=fixture_model) == ("compiled", "cpu", "float32")
+    assert choose(Engine(backend="compiled", device="cuda"), model_dir=fixture_model) == (
+        "compiled",
+        "cuda",
+        "bfloat16",
+    )
+    with pytest.raises(ValueError, match="backend compiled runs float32, float16 or bfloat16, not int8"):
+        choose(Engine(backend="compiled", device="cpu", dtype="int8"), model_dir=fixture_model)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(fixture_model: Path) -> ModelTokenizer:
+    return ModelTokenizer(fixture_model, 128112)
+
+
+def batch(tokenizer: ModelTokenizer, count: int, offset: int = 0) -> tuple[list[list[int]], list[int]]:
+    chosen = [corpus_sentences()[(offset + i) % len(corpus_sentences())] for i in range(count)]
+    rows = [list(tokenizer.source_row(tokenizer.lang_ids[source], text)) for source, _, text, _ in chosen]
+    return rows, [tokenizer.lang_ids[target] for _, target, _, _ in chosen]
+
+
+@pytest.mark.parametrize("beams", [1, 4])
+def test_translations_are_eager_transformers_own(fixture_model: Path, tokenizer: ModelTokenizer, beams: int) -> None:
+    import torch._dynamo.utils
+
+    decoding = Decoding(num_beams=beams, length_penalty=1.0, no_repeat_ngram_size=0)
+    eager = TransformersBackend(fixture_model, "cpu", "float32", 2, decoding, SPECIAL)
+    compiled = CompiledBackend(fixture_model, "cpu", "float32", 2, decoding, SPECIAL)
+    graphs_before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    # Batches padded to 8, 16 and 64 rows, mixed pairs, each shape twice (a cache reused, reset).
+    for count, offset in ((3, 0), (11, 5), (40, 9), (3, 20), (40, 1)):
+        rows, targets = batch(tokenizer, count, offset)
+        assert compiled.generate(rows, targets, 48) == eager.generate(rows, targets, 48), (count, offset)
+    if beams > 1:  # the next hypotheses too
+        rows, targets = batch(tokenizer, 5)
+        assert compiled.generate(rows, targets, 48, hypotheses=2) == eager.generate(rows, targets, 48, hypotheses=2)
+    # Forced lengths, as the benchmark's random weights need.
+    rows, targets = batch(tokenizer, 6)
+    assert compiled.generate(rows, targets, 16, min_new_tokens=16) == eager.generate(rows, targets, 16, 16)
+    assert compiled.eager_calls == 0 and compiled.compiled_calls >= 6
+    if beams == 1:
+        # torch compiled the decode step on the CPU: transformers compiles off accelerators only when
+        # told (CompileConfig._compile_all_devices, a private name this pins).
+        assert torch._dynamo.utils.counters["stats"]["unique_graphs"] > graphs_before
+    assert len(compiled.describe()["shapes"]) <= MAX_CACHES
+
+
+def test_what_no_bucket_holds_runs_eager_with_the_same_answers(fixture_model: Path, tokenizer: ModelTokenizer) -> None:
+    decoding = Decoding(num_beams=1, length_penalty=1.0, no_repeat_ngram_size=0)
+    eager = TransformersBackend(fixture_model, "cpu", "float32", 2, decoding, SPECIAL)
+    compiled = CompiledBackend(fixture_model, "cpu", "float32", 2, decoding, SPECIAL)
+    rows, targets = batch(tokenizer, 4)
+    long_row = rows[0][:-1] + rows[1][1:-1] * 12 + [rows[0][-1]]  # past the last source bucket
+    assert source_bucket(len(long_row)) is None
+    assert compiled.generate([long_row], targets[:1], 40) == eager.generate([long_row], targets[:1], 40)
+    # An output budget past the bucket's decoder room (the one-row retry with the model's whole room).
+    budget = DECODER_ROOM * 32
+    assert compiled.generate(rows, targets, budget) == eager.generate(rows, targets, budget)
+    assert compiled.eager_calls == 2 and compiled.compiled_calls == 0
+
+
+def test_the_engine_translates_through_it(fixture_model: Path) -> None:
+    from translator.engine.translator import Translator
+
+    pieces = [Piece(text=text, source=source, target=target) for source, target, text, _ in corpus_sentences()[:12]]
+    expected = [translation for _, _, _, translation in corpus_sentences()[:12]]
+    translator = Translator(fixture_model, Engine(backend="compiled", device="cpu"), Generation())
+    assert translator.backend.name == "compiled"
+    assert [r.text for r in translator.translate(pieces)] == expected
