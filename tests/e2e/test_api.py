@@ -176,6 +176,13 @@ def test_unknown_route_and_method_are_json(server):
     assert response.status_code == 405 and isinstance(response.json(), dict)
 
 
+def test_an_unknown_route_is_404_json_whatever_its_body(server):
+    xml = {"data": b"<a/>", "headers": {"content-type": "text/xml"}}
+    for kwargs in ({"data": {"a": "1"}}, {"files": {"f": b"x"}}, xml):
+        response = requests.post(f"{server.url}/nowhere", timeout=10, **kwargs)
+        assert response.status_code == 404 and response.json() == {"error": "Not Found"}, kwargs
+
+
 # Short: pydantic quotes short inputs whole in its message (BentoML's traceback printed it).
 MARKER = "zq7mark"
 

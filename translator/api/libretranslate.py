@@ -351,6 +351,8 @@ class EdgeRequest(NamedTuple):
     scope: dict[str, Any]  # with the path as this API's routes declare it
     queued: bool  # waits in the model's queue, as `POST /translation` does
     media_types: frozenset[str]  # taken besides JSON
+    # The API's own error shape, made from `{"error": ...}` (DeepL's `message`); None: that one.
+    shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
