@@ -193,6 +193,7 @@ def test_client_mistakes_are_one_info_line_without_content(server):
     # publish: this pins it). Each bad input carries MARKER, which must not reach the log.
     url = f"{server.url}/translation"
     since = server.log_size()
+    glossary = {"entries": [{"source": f"{MARKER}{i}"} for i in range(5_001)]}
     bad = [
         ({"json": {"payload": {"fromLang": MARKER, "toLang": "de"}}}, 400),  # records missing
         ({"data": b"", "headers": {"content-type": "application/json"}}, 400),  # empty body
@@ -200,6 +201,7 @@ def test_client_mistakes_are_one_info_line_without_content(server):
         ({"json": {"payload": {"fromLang": "en", "toLang": "de", "records": [{"text": MARKER}]}}}, 400),
         ({"json": {"payload": {"fromLang": "en", "toLang": "de", "records": [], MARKER: MARKER}}}, 400),
         ({"json": {"payload": {"fromLang": "en", "toLang": "de", "records": MARKER}}}, 400),
+        ({"json": {"payload": {**request_for("en", "de", [("1", MARKER)])["payload"], "glossary": glossary}}}, 413),
     ]
     for kwargs, status in bad:
         assert requests.post(url, timeout=60, **kwargs).status_code == status, kwargs

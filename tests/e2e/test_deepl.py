@@ -181,3 +181,18 @@ def test_deepl_python_configured_as_for_deepl(server, base):
     # DeepL's document API is not served: a JSON 404 in DeepL's shape, whatever the body.
     document = requests.post(f"{server.url}/v2/document", files={"file": ("a.txt", b"Hello")}, timeout=30)
     assert document.status_code == 404 and document.json()["message"] == "Not Found"
+
+
+def test_empty_text_is_deepls_400(server):
+    # deepl-python refuses an empty string before sending it; a client that sends `text=` gets
+    # DeepL's missing-parameter answer. In a list of several texts an empty one is answered empty.
+    for api in (f"{server.url}/v2", f"{server.url}/deepl/v2"):
+        for body in ({"text": "", "target_lang": "DE"}, {"text": [], "target_lang": "DE"}):
+            response = requests.post(f"{api}/translate", json=body, timeout=30)
+            assert response.status_code == 400 and response.json()["message"] == "Parameter 'text' not specified."
+        form = requests.post(f"{api}/translate", data={"text": "", "target_lang": "DE"}, timeout=30)
+        assert form.status_code == 400 and form.json()["message"] == "Parameter 'text' not specified."
+    both = {"text": ["Welcome to Berlin!", ""], "source_lang": "EN", "target_lang": "DE"}
+    answered = requests.post(f"{server.url}/v2/translate", json=both, timeout=60)
+    assert answered.status_code == 200, answered.text
+    assert [t["text"] for t in answered.json()["translations"]] == [translation_of(both["text"][0], "en", "de"), ""]

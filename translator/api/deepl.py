@@ -108,10 +108,14 @@ def check_key(request: Any, params: dict[str, Any]) -> None:
 
 
 def _texts(params: dict[str, Any]) -> list[str]:
+    """The texts; none, or one empty (`text=`), is DeepL's 400, as deepl-python refuses an empty
+    string before sending it. In a list of several, an empty text is answered empty."""
     value = params.get("text")
     texts = [value] if isinstance(value, str) else value
-    if not texts or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise InvalidRequest("Parameter 'text' not specified." if not texts else "Parameter 'text' must be strings.")
+    if not texts or texts == [""]:
+        raise InvalidRequest("Parameter 'text' not specified.")
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise InvalidRequest("Parameter 'text' must be strings.")
     return texts
 
 

@@ -118,8 +118,15 @@ def error_response(exc: TranslationError) -> Any:
     clients read them; the native API's field names become this API's."""
     from starlette.responses import JSONResponse
 
-    message = exc.message.replace("payload.records", "q")
+    message = exc.message
+    for native, own in _FIELD_NAMES:
+        message = message.replace(native, own)
     return JSONResponse({"error": message}, status_code=exc.status, headers={**exc.headers(), **CORS})
+
+
+# The native API's fields as this API's parameters, in errors (`payload.glossaryId` before
+# `payload.glossary`, which it starts with).
+_FIELD_NAMES = (("payload.records", "q"), ("payload.glossaryId", "glossary_id"), ("payload.glossary", "glossary"))
 
 
 async def read_params(request: Any) -> dict[str, Any]:
