@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import bentoml
 from pydantic import Field
 
+from translator.api import client_errors
 from translator.api.auth import api_keys, keys_problem
 from translator.api.disconnect import CallerGone
 from translator.api.engine_channel import EngineChannel
@@ -205,6 +206,8 @@ class Translation:
 
     def __init__(self) -> None:
         keys_problem()  # logged at start, not only at the first probe
+        # A client's mistake is one INFO line without its content, not BentoML's ERROR traceback.
+        client_errors.install()
         self.languages = language_codes().accepted
         # The client's own timeout is set past the gate's: BentoML answers some timeouts with a
         # plain False, and the gate must see an engine that stopped answering as silent (its

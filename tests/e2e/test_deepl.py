@@ -154,3 +154,45 @@ def test_zotero_pdf_translate_deeplx_shape(server):
     response = requests.post(f"{server.url}/deepl/translate", json=body, timeout=60)
     assert response.status_code == 200, response.text
     assert response.json()["data"] == translation_of(body["text"], "en", "ja")
+
+
+@pytest.mark.parametrize("base", ["", "/deepl"], ids=["host", "prefix-without-slash"])
+def test_deepl_python_configured_as_for_deepl(server, base):
+    # As for api.deepl.com, the base URL is the host; `/deepl` without its slash loses its last
+    # segment in the client's urljoin and reaches the same root routes.
+    translator = deepl.Translator("any-key-when-keys-are-off", server_url=f"{server.url}{base}")
+    result = translator.translate_text("Welcome to Berlin!", target_lang="DE")
+    assert result.text == translation_of("Welcome to Berlin!", "en", "de") and result.detected_source_lang == "EN"
+    assert "DE" in {language.code for language in translator.get_source_languages()}
+    assert not translator.get_usage().any_limit_reached
+    glossary = translator.create_glossary("root", "EN", "FR", {"Paris": "Lutèce"})
+    assert glossary.glossary_id in [g.glossary_id for g in translator.list_glossaries()]
+    assert translator.get_glossary_entries(glossary) == {"Paris": "Lutèce"}
+    sentence = "My sister lives in Paris with her two cats."
+    used = translator.translate_text(sentence, source_lang="EN", target_lang="FR", glossary=glossary)
+    assert used.text == translation_of(sentence, "en", "fr").replace("Paris", "Lutèce")
+    translator.delete_glossary(glossary)
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        translator.get_glossary(glossary.glossary_id)
+    # A deleted glossary in a translation: DeepL's parameter is named, not the native API's field.
+    with pytest.raises(deepl.DeepLException, match="glossary_id: no glossary") as deleted:
+        translator.translate_text(sentence, source_lang="EN", target_lang="FR", glossary=glossary.glossary_id)
+    assert "payload" not in str(deleted.value)
+    # DeepL's document API is not served: a JSON 404 in DeepL's shape, whatever the body.
+    document = requests.post(f"{server.url}/v2/document", files={"file": ("a.txt", b"Hello")}, timeout=30)
+    assert document.status_code == 404 and document.json()["message"] == "Not Found"
+
+
+def test_empty_text_is_deepls_400(server):
+    # deepl-python refuses an empty string before sending it; a client that sends `text=` gets
+    # DeepL's missing-parameter answer. In a list of several texts an empty one is answered empty.
+    for api in (f"{server.url}/v2", f"{server.url}/deepl/v2"):
+        for body in ({"text": "", "target_lang": "DE"}, {"text": [], "target_lang": "DE"}):
+            response = requests.post(f"{api}/translate", json=body, timeout=30)
+            assert response.status_code == 400 and response.json()["message"] == "Parameter 'text' not specified."
+        form = requests.post(f"{api}/translate", data={"text": "", "target_lang": "DE"}, timeout=30)
+        assert form.status_code == 400 and form.json()["message"] == "Parameter 'text' not specified."
+    both = {"text": ["Welcome to Berlin!", ""], "source_lang": "EN", "target_lang": "DE"}
+    answered = requests.post(f"{server.url}/v2/translate", json=both, timeout=60)
+    assert answered.status_code == 200, answered.text
+    assert [t["text"] for t in answered.json()["translations"]] == [translation_of(both["text"][0], "en", "de"), ""]

@@ -112,6 +112,24 @@ def test_bad_files_get_a_clear_4xx(server):
     assert requests.get(f"{server.url}/documents/{'0' * 32}", timeout=10).status_code == 404
 
 
+def test_an_empty_file_on_each_api(server):
+    # The native jobs refuse it at once, naming the file: a job would only finish with an empty
+    # result. LibreTranslate's translate_file takes it as LibreTranslate does (its "empty file"
+    # 400 is for a file part without a name) and answers the URL of the empty translation.
+    response = upload(server, "notes.txt", b"", fromLang="en", toLang="de")
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["field"] == "file" and "'notes.txt' is empty" in error["error"]
+    response = requests.post(
+        f"{server.url}/libretranslate/translate_file",
+        files={"file": ("notes.txt", b"")},
+        data={"source": "en", "target": "de"},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    assert requests.get(response.json()["translatedFileUrl"], timeout=10).content == b""
+
+
 def test_result_is_409_until_done(server):
     (a, _), *_ = pairs("en", "de")
     job = upload(server, "one.txt", a.encode(), fromLang="en", toLang="de").json()

@@ -115,3 +115,52 @@ def test_unknown_glossaries_are_404(server):
     assert requests.delete(f"{server.url}/glossaries/not-an-id", timeout=30).status_code == 404
     response = post(server, body("Welcome to Berlin!", "en", "de", glossaryId=UNKNOWN))
     assert response.status_code == 404 and "no glossary" in response.json()["error"]
+
+
+def test_one_limit_one_answer_on_every_api(server):
+    # 5,001 entries: a 413 saying the same on every API, each in its own error shape; the native
+    # API names the field.
+    entries = [{"source": f"term{i}", "target": f"mot{i}"} for i in range(5_001)]
+    tail = "number of entries exceeds the limit of 5000 (got 5001)"
+    inline = post(server, body("Welcome to Berlin!", "en", "de", glossary={"entries": entries}))
+    assert inline.status_code == 413, inline.text
+    field = "payload.glossary.entries"
+    assert inline.json() == {"error": f"{field}: {tail}", "limit": 5000, "field": field}
+    stored = requests.post(
+        f"{server.url}/glossaries",
+        json={"name": "big", "sourceLang": "en", "targetLang": "de", "entries": entries},
+        timeout=60,
+    )
+    assert stored.status_code == 413
+    assert stored.json() == {"error": f"entries: {tail}", "limit": 5000, "field": "entries"}
+    libre = requests.post(
+        f"{server.url}/libretranslate/translate",
+        json={"q": "Welcome to Berlin!", "source": "en", "target": "de", "glossary": {"entries": entries}},
+        timeout=60,
+    )
+    assert libre.status_code == 413 and libre.json() == {"error": f"glossary.entries: {tail}"}
+    tsv = "".join(f"term{i}\tmot{i}\n" for i in range(5_001))
+    deepl = requests.post(
+        f"{server.url}/v2/glossaries",
+        data={"name": "big", "source_lang": "EN", "target_lang": "DE", "entries": tsv, "entries_format": "tsv"},
+        timeout=60,
+    )
+    assert deepl.status_code == 413 and deepl.json()["message"] == f"entries: {tail}"
+    # A glossary over the 4 MiB body limit is refused for its bytes before it is parsed: the same
+    # 413 and words on every API (the limit is the body's, so no field is named).
+    huge = [{"source": f"{i:08d}" + "a" * 90, "target": "b" * 100} for i in range(25_000)]
+    words = "request body in bytes exceeds the limit of 4194304"
+    for url, payload in (
+        ("/translation", body("Welcome to Berlin!", "en", "de", glossary={"entries": huge})),
+        ("/glossaries", {"name": "huge", "sourceLang": "en", "targetLang": "de", "entries": huge}),
+        ("/libretranslate/translate", {"q": "x", "source": "en", "target": "de", "glossary": {"entries": huge}}),
+    ):
+        response = requests.post(f"{server.url}{url}", json=payload, timeout=60)
+        assert response.status_code == 413 and response.json()["error"] == words, url
+    huge_tsv = "".join(f"{e['source']}\t{e['target']}\n" for e in huge)
+    response = requests.post(
+        f"{server.url}/v2/glossaries",
+        data={"name": "huge", "source_lang": "EN", "target_lang": "DE", "entries": huge_tsv},
+        timeout=60,
+    )
+    assert response.status_code == 413 and response.json()["message"] == words

@@ -325,3 +325,63 @@ def test_with_keys_on_the_page_asks_for_one_and_sends_it(browser, fixture_model,
         assert element(browser, "text-error").is_displayed() is False
     finally:
         keyed.stop()
+
+
+def test_an_error_clears_what_it_makes_stale(browser, server):
+    open_page(browser, server)
+    choose(browser, "source-lang", "auto")
+    choose(browser, "target-lang", "en")
+    choose(browser, "alternatives", "2")
+    text, expected = sentences("fr", "en")[2]
+    assert translate_on_page(browser, text) == expected
+    wait(browser, lambda: element(browser, "alternatives-section").is_displayed(), "alternatives")
+    assert element(browser, "detected").text.startswith("Detected language: French (")
+    # A page whose limit is stale (the server's was lowered since it loaded) sends 20,001
+    # characters: the server's 413 is shown, and nothing of the previous answer stays beside it.
+    browser.execute_script("document.getElementById('source-text').dataset.maxChars = '30000'")
+    set_text(browser, "a" * 20_001)
+    element(browser, "translate").click()
+    error = wait(browser, lambda: element(browser, "text-error").text, "the 413")
+    assert "exceeds the limit of 20000" in error
+    assert element(browser, "target-text").text == "" and element(browser, "detected").text == ""
+    assert element(browser, "alternatives-section").is_displayed() is False
+
+
+def set_text(browser, text: str) -> None:
+    """As a paste or a script sets it (no maxlength stops either), then the page's input event."""
+    browser.execute_script(
+        "const t = document.getElementById('source-text'); t.value = arguments[0];"
+        "t.dispatchEvent(new Event('input', {bubbles: true}));",
+        text,
+    )
+
+
+def requests_sent(browser) -> int:
+    return browser.execute_script(
+        "return performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/translation')).length"
+    )
+
+
+def test_the_counter_agrees_with_the_limit_the_page_enforces(browser, server):
+    open_page(browser, server)
+    choose(browser, "source-lang", "en")
+    choose(browser, "target-lang", "de")
+    text, expected = sentences("en", "de")[0]
+    assert translate_on_page(browser, text) == expected
+    # Characters as the server counts them: an emoji is one (two UTF-16 units in JavaScript).
+    set_text(browser, "😀" * 10)
+    assert element(browser, "char-count").text == "10 / 20000 characters"
+    set_text(browser, "a" * 20_000)
+    assert element(browser, "char-count").text == "20000 / 20000 characters"
+    set_text(browser, "a" * 20_001)
+    counter = element(browser, "char-count")
+    assert counter.text == "20001 / 20000 characters" and "over" in counter.get_attribute("class")
+    assert element(browser, "source-text").get_attribute("aria-invalid") == "true"
+    sent = requests_sent(browser)
+    element(browser, "translate").click()
+    error = wait(browser, lambda: element(browser, "text-error").text, "the page's refusal")
+    assert error == "The text has 20001 characters; at most 20000 are translated at once."
+    assert requests_sent(browser) == sent  # refused on the page: nothing sent
+    assert element(browser, "target-text").text == ""  # the earlier translation is not this text's
+    set_text(browser, "a" * 20_000)
+    assert "over" not in element(browser, "char-count").get_attribute("class")

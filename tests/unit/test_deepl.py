@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from translator.api.deepl import parse_entries, tag_names
+from translator.api.deepl import error_body, parse_entries, tag_names
 from translator.api.deepl_codes import target_codes, to_deepl, to_iso
 from translator.contract.errors import InvalidRequest
 
@@ -55,3 +55,13 @@ def test_ignore_tags_comma_separated_or_a_list():
     assert tag_names({}, "ignore_tags") == []
     with pytest.raises(InvalidRequest, match="ignore_tags"):
         tag_names({"ignore_tags": [1]}, "ignore_tags")
+
+
+def test_errors_name_deepls_parameters_not_the_native_fields():
+    message = "text.3: length in characters exceeds the limit of 20000 (got 20001)"
+    native = {"error": "payload.records.3.text: length in characters exceeds the limit of 20000 (got 20001)"}
+    assert error_body(native) == {"message": message, "error": message}
+    assert error_body({"error": "payload.glossaryId: no glossary 'g'", "field": "payload.glossaryId"}) == {
+        "message": "glossary_id: no glossary 'g'",
+        "error": "glossary_id: no glossary 'g'",
+    }

@@ -19,7 +19,7 @@ from translator.contract import limits
 from translator.shm.in_flight import SharedInFlight
 
 
-def run_app(middleware: EdgeMiddleware, body: bytes, headers=()):
+def run_app(middleware: EdgeMiddleware, body: bytes, headers=(), path: str = "/translation"):
     sent = []
     chunks = [body[i : i + 1000] for i in range(0, len(body), 1000)] or [b""]
 
@@ -30,7 +30,7 @@ def run_app(middleware: EdgeMiddleware, body: bytes, headers=()):
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/translation", "headers": list(headers)}
+    scope = {"type": "http", "method": "POST", "path": path, "headers": list(headers)}
     asyncio.run(middleware(scope, receive, send))
     status = sent[0]["status"]
     payload = b"".join(m.get("body", b"") for m in sent[1:])
@@ -53,6 +53,37 @@ def test_body_over_the_limit_is_413_without_reaching_the_app():
     status, _, payload = run_app(EdgeMiddleware(echo_app, max_body_bytes=2500), b"x" * 3000)
     assert status == 413
     assert json.loads(payload) == {"error": "request body in bytes exceeds the limit of 2500", "limit": 2500}
+
+
+FORM = [(b"content-type", b"application/x-www-form-urlencoded")]
+
+
+@pytest.mark.parametrize("path", ["/translation", "/glossaries"])
+def test_a_form_to_a_route_that_reads_json_is_415(path):
+    status, _, payload = run_app(EdgeMiddleware(echo_app), b"a=1", FORM, path)
+    assert status == 415 and "send application/json" in json.loads(payload)["error"]
+
+
+async def not_found_app(scope, receive, send):
+    await receive()
+    await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"Not Found"})
+
+
+@pytest.mark.parametrize("headers", [FORM, [(b"content-type", b"application/xml")], []])
+def test_an_unknown_route_is_404_json_whatever_its_body(headers):
+    # The media type is the route's to judge (docs/api.md promises a 404 for an unknown route).
+    status, _, payload = run_app(EdgeMiddleware(not_found_app), b"a=1", headers, "/nowhere")
+    assert status == 404 and json.loads(payload) == {"error": "Not Found"}
+
+
+@pytest.mark.parametrize("path", ["/v2/translate", "/deepl/v2/translate", "/v2/nowhere"])
+def test_deepls_refusals_and_rewritten_errors_have_its_message(path):
+    status, _, payload = run_app(EdgeMiddleware(echo_app, max_body_bytes=10), b"x" * 30, path=path)
+    message = "request body in bytes exceeds the limit of 10"
+    assert status == 413 and json.loads(payload) == {"message": message, "error": message}
+    status, _, payload = run_app(EdgeMiddleware(not_found_app), b"text=x", FORM, path)
+    assert status == 404 and json.loads(payload) == {"message": "Not Found", "error": "Not Found"}
 
 
 def test_declared_content_length_over_the_limit_is_413():

@@ -1,7 +1,10 @@
-"""DeepL's v2 API under /deepl (#33): what DeepL's clients (deepl-python, Weblate, zotero-pdf-translate)
-send, on this server's pipeline.
+"""DeepL's v2 API (#33): what DeepL's clients (deepl-python, Weblate, zotero-pdf-translate) send, on
+this server's pipeline.
 
-A client's base URL is `http://HOST:9527/deepl/`. `POST /v2/translate` takes JSON, a form or the
+It answers at the root as api.deepl.com does (`/v2/translate`...: a client's base URL is the host,
+`http://HOST:9527`) and under `/deepl/` (`http://HOST:9527/deepl/`). deepl-python urljoins its paths
+to the base URL, so `http://HOST:9527/deepl` without the slash reaches the root's: both work.
+`POST v2/translate` takes JSON, a form or the
 query string, as DeepL documents them, and becomes one `POST /translation` payload through the same
 handler (translator/api/handler.py): the same admission, scheduler, cache and glossaries. DeepL's
 codes are mapped in translator/api/deepl_codes.py. What the model cannot honour is accepted and has
@@ -15,6 +18,7 @@ with Retry-After; a record the model fails on is a 400, never a 500.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +42,9 @@ from translator.contract.schemas import Payload, Record
 from translator.text.langdetect import AUTO, UNDETERMINED
 
 PREFIX = "/deepl"
-TRANSLATE_PATH = f"{PREFIX}/v2/translate"
+# Where v2 answers: under PREFIX, and at the root, where no native route starts with /v2.
+V2_PATHS = (f"{PREFIX}/v2", "/v2")
+TRANSLATE_PATHS = frozenset(f"{v2}/translate" for v2 in V2_PATHS)
 # DeepLX's shape (zotero-pdf-translate's "DeepLX(API)" service, whose DeepL services have fixed URLs):
 # {"text", "source_lang", "target_lang"} -> {"code": 200, "data": translation}.
 DEEPLX_PATH = f"{PREFIX}/translate"
@@ -54,18 +60,32 @@ _MAX_LINE_CHARS = 4 * MAX_TERM_CHARS + 64
 def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
     """The request as the edge middleware takes it: keys in DeepL's header (checked here), forms."""
     path = scope.get("path", "")
-    if path != PREFIX and not path.startswith(PREFIX + "/"):
+    if not any(path == v2 or path.startswith(v2 + "/") for v2 in (PREFIX, "/v2")):
         return None
-    return EdgeRequest(scope, queued=path in (TRANSLATE_PATH, DEEPLX_PATH), media_types=FORM_TYPES)
+    return EdgeRequest(
+        scope, queued=path in TRANSLATE_PATHS or path == DEEPLX_PATH, media_types=FORM_TYPES, shape=error_body
+    )
+
+
+def error_body(body: dict[str, Any]) -> dict[str, Any]:
+    """DeepL's error shape, `{"message": ...}`, with "error" too: the edge middleware passes an
+    error body on as it is when it has one (translator/api/json_errors.py), and shapes its own
+    refusals (413, 429) with this."""
+    message = str(body.get("error", ""))
+    for native, own in _FIELD_NAMES:
+        message = re.sub(native, own, message)
+    return {"message": message, "error": message}
+
+
+# The native API's fields as DeepL's parameters, in errors: `payload.records.3.text` is `text.3`.
+_FIELD_NAMES = ((r"payload\.records(\.\d+)?(\.text)?", r"text\1"), (r"payload\.glossaryId", "glossary_id"))
 
 
 def error_response(exc: TranslationError) -> Any:
     from starlette.responses import JSONResponse
 
     status = 400 if exc.status in (422, 500) else 403 if exc.status == 401 else exc.status
-    # "error" too: the edge middleware passes an error body on as it is when it has one
-    # (translator/api/json_errors.py), and answers its own refusals (413, 429) with it alone.
-    return JSONResponse({"message": exc.message, "error": exc.message}, status_code=status, headers=exc.headers())
+    return JSONResponse(error_body(exc.body()), status_code=status, headers=exc.headers())
 
 
 def check_key(request: Any, params: dict[str, Any]) -> None:
@@ -88,10 +108,14 @@ def check_key(request: Any, params: dict[str, Any]) -> None:
 
 
 def _texts(params: dict[str, Any]) -> list[str]:
+    """The texts; none, or one empty (`text=`), is DeepL's 400, as deepl-python refuses an empty
+    string before sending it. In a list of several, an empty text is answered empty."""
     value = params.get("text")
     texts = [value] if isinstance(value, str) else value
-    if not texts or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise InvalidRequest("Parameter 'text' not specified." if not texts else "Parameter 'text' must be strings.")
+    if not texts or texts == [""]:
+        raise InvalidRequest("Parameter 'text' not specified.")
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise InvalidRequest("Parameter 'text' must be strings.")
     return texts
 
 
@@ -294,15 +318,20 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             return PlainTextResponse(lines, media_type="text/tab-separated-values")
         return glossary_info(glossary)
 
-    v2 = f"{PREFIX}/v2"
     return [
-        Route(f"{v2}/translate", answering(translate, keyed=False), methods=["POST", "GET"]),
         Route(DEEPLX_PATH, answering(deeplx, keyed=False), methods=["POST"]),
-        Route(f"{v2}/languages", answering(languages), methods=["GET", "POST"]),
-        Route(f"{v2}/usage", answering(usage), methods=["GET", "POST"]),
-        Route(f"{v2}/glossary-language-pairs", answering(pairs), methods=["GET"]),
-        Route(f"{v2}/glossaries", answering(create, keyed=False), methods=["POST"]),
-        Route(f"{v2}/glossaries", answering(listing), methods=["GET"]),
-        Route(f"{v2}/glossaries/{{glossary_id}}", answering(one), methods=["GET", "DELETE"]),
-        Route(f"{v2}/glossaries/{{glossary_id}}/entries", answering(one), methods=["GET"]),
+        *(
+            route
+            for v2 in V2_PATHS
+            for route in (
+                Route(f"{v2}/translate", answering(translate, keyed=False), methods=["POST", "GET"]),
+                Route(f"{v2}/languages", answering(languages), methods=["GET", "POST"]),
+                Route(f"{v2}/usage", answering(usage), methods=["GET", "POST"]),
+                Route(f"{v2}/glossary-language-pairs", answering(pairs), methods=["GET"]),
+                Route(f"{v2}/glossaries", answering(create, keyed=False), methods=["POST"]),
+                Route(f"{v2}/glossaries", answering(listing), methods=["GET"]),
+                Route(f"{v2}/glossaries/{{glossary_id}}", answering(one), methods=["GET", "DELETE"]),
+                Route(f"{v2}/glossaries/{{glossary_id}}/entries", answering(one), methods=["GET"]),
+            )
+        ),
     ]

@@ -121,6 +121,11 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         service = get_service()
         try:
             fields, upload = await _form(request)
+            if upload.size == 0:
+                # Nothing to translate: said at once, where a job would finish with an empty result.
+                # LibreTranslate's translate_file takes such a file (and so does ours, below).
+                name = repr(upload.filename[:200]) if upload.filename else "the file"
+                raise InvalidRequest(f"file: {name} is empty (0 bytes); there is nothing to translate", field="file")
             languages = service.handler.languages
             source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)

@@ -14,14 +14,17 @@ from translator.contract.errors import RETRY_AFTER_SECONDS, validation_message
 Message = dict[str, Any]
 Send = Callable[[Message], Any]
 Headers = list[tuple[bytes, bytes]]
+# An API's own error shape, made from `{"error": ...}` (DeepL's `{"message": ...}`).
+Shape = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class ErrorRewriter:
     """Passes successful responses through untouched; buffers error responses and rewrites them."""
 
-    def __init__(self, send: Send, method: str) -> None:
+    def __init__(self, send: Send, method: str, shape: Shape | None = None) -> None:
         self.send = send
         self.method = method
+        self.shape = shape
         self.start: Message | None = None
         self.chunks: list[bytes] = []
 
@@ -43,6 +46,8 @@ class ErrorRewriter:
             (k, v) for k, v in self.start.get("headers", []) if k.lower() not in (b"content-length", b"content-type")
         ]
         body = error_body(status, b"".join(self.chunks))
+        if self.shape is not None:
+            body = self.shape(body)
         await send_json(self.send, status, body, headers)
 
 

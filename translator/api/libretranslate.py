@@ -118,8 +118,15 @@ def error_response(exc: TranslationError) -> Any:
     clients read them; the native API's field names become this API's."""
     from starlette.responses import JSONResponse
 
-    message = exc.message.replace("payload.records", "q")
+    message = exc.message
+    for native, own in _FIELD_NAMES:
+        message = message.replace(native, own)
     return JSONResponse({"error": message}, status_code=exc.status, headers={**exc.headers(), **CORS})
+
+
+# The native API's fields as this API's parameters, in errors (`payload.glossaryId` before
+# `payload.glossary`, which it starts with).
+_FIELD_NAMES = (("payload.records", "q"), ("payload.glossaryId", "glossary_id"), ("payload.glossary", "glossary"))
 
 
 async def read_params(request: Any) -> dict[str, Any]:
@@ -351,6 +358,8 @@ class EdgeRequest(NamedTuple):
     scope: dict[str, Any]  # with the path as this API's routes declare it
     queued: bool  # waits in the model's queue, as `POST /translation` does
     media_types: frozenset[str]  # taken besides JSON
+    # The API's own error shape, made from `{"error": ...}` (DeepL's `message`); None: that one.
+    shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:

@@ -29,7 +29,7 @@ from typing import Any
 from translator.api import deepl
 from translator.api.answer_timing import TimedAnswer, UnreadAnswers, not_taken
 from translator.api.auth import ApiKeys
-from translator.api.json_errors import ErrorRewriter, Message, Send
+from translator.api.json_errors import ErrorRewriter, Message, Send, Shape
 from translator.api.libretranslate import edge_request
 from translator.api.refusal import Misconfigured, Receive, TooManyRequests, UnsupportedMediaType, refuse
 from translator.api.request_body import BodyReader, replay
@@ -46,6 +46,10 @@ Scope = dict[str, Any]
 
 # The native API's route (service.py's `translation`), which waits in the model's queue.
 _TRANSLATION_PATH = "/translation"
+# The native routes that parse their body as JSON (BentoML's, and `POST /glossaries`): a body of
+# another type is a 415 there. Elsewhere the route decides, and an unknown route is a 404 whatever
+# its body.
+_JSON_PATHS = frozenset({_TRANSLATION_PATH, "/glossaries"})
 _BODY_METHODS = ("POST", "PUT", "PATCH")
 # What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
 _JSON_TYPES = {"", "application/json", "text/plain"}
@@ -59,8 +63,9 @@ class _Arrival:
     keys_in_headers: bool  # else its API key comes in the body (LibreTranslate's), checked there
     queued: bool  # waits in the model's queue: refused from the engine's forecast
     media_type: str
-    media_types: frozenset[str]  # taken besides JSON
+    media_types: frozenset[str] | None  # taken besides JSON; None: any (the route decides)
     declared: int | None  # Content-Length
+    shape: Shape | None  # the error shape of the API it is for (DeepL's); None: the native one
 
 
 def _arrival(scope: Scope) -> _Arrival:
@@ -75,6 +80,7 @@ def _arrival(scope: Scope) -> _Arrival:
         media_type=_media_type(scope),
         media_types=libretranslate.media_types if libretranslate is not None else _native_media_types(scope),
         declared=_declared_length(scope),
+        shape=libretranslate.shape if libretranslate is not None else None,
     )
 
 
@@ -160,21 +166,21 @@ class EdgeMiddleware:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         arrival = _arrival(scope)
         if scope["method"] not in _BODY_METHODS:
-            await self.app(arrival.scope, receive, ErrorRewriter(send, scope["method"]))
+            await self.app(arrival.scope, receive, ErrorRewriter(send, scope["method"], arrival.shape))
             return
         for check in self._checks:
             if (refusal := await check(arrival)) is not None:
-                await refuse(send, refusal, receive)
+                await refuse(send, refusal, receive, shape=arrival.shape)
                 return
-        body = await self.bodies.read(receive, send)
+        body = await self.bodies.read(receive, send, arrival.shape)
         if body is None:
             return
-        rewriter = ErrorRewriter(send, scope["method"])
+        rewriter = ErrorRewriter(send, scope["method"], arrival.shape)
         if self.admission is None:
             await self.app(arrival.scope, replay(body, receive), rewriter)
             return
         if not self.admission.try_acquire():
-            await refuse(send, self._too_many())
+            await refuse(send, self._too_many(), shape=arrival.shape)
             return
         await self._admitted(arrival.scope, replay(body, receive), rewriter, self.admission)
 
@@ -218,7 +224,9 @@ class EdgeMiddleware:
 
     async def _media_type_refused(self, arrival: _Arrival) -> TranslationError | None:
         media_type = arrival.media_type
-        if media_type in _JSON_TYPES or media_type.endswith("+json") or media_type in arrival.media_types:
+        if arrival.media_types is None or media_type in _JSON_TYPES or media_type.endswith("+json"):
+            return None
+        if media_type in arrival.media_types:
             return None
         # BentoML would hand multipart or pickle bodies to other parsers (500 or 415 lists).
         return UnsupportedMediaType(f"Content-Type {media_type!r} is not supported; send application/json")
@@ -268,11 +276,14 @@ class EdgeMiddleware:
         return TooManyRequests(f"too many requests in flight (limit {self.admission.limit}); retry later")
 
 
-def _native_media_types(scope: Scope) -> frozenset[str]:
+def _native_media_types(scope: Scope) -> frozenset[str] | None:
     # `POST /documents` takes its file as a multipart form (translator/api/documents.py).
     from translator.api.documents import UPLOAD_TYPES, accepts_upload
 
-    return UPLOAD_TYPES if accepts_upload(scope.get("path", "")) else frozenset()
+    path = scope.get("path", "")
+    if accepts_upload(path):
+        return UPLOAD_TYPES
+    return frozenset() if path in _JSON_PATHS else None
 
 
 def _media_type(scope: Scope) -> str:

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from translator.api.json_errors import Headers, Send, send_json
+from translator.api.json_errors import Headers, Send, Shape, send_json
 from translator.contract.errors import TranslationError
 
 Receive = Callable[[], Any]
@@ -42,9 +42,16 @@ class Misconfigured(TranslationError):
     status = 503
 
 
-async def refuse(send: Send, error: TranslationError, unread: Receive | None = None, close: bool = False) -> None:
+async def refuse(
+    send: Send,
+    error: TranslationError,
+    unread: Receive | None = None,
+    close: bool = False,
+    shape: Shape | None = None,
+) -> None:
     """Answer `error` with its status and headers. `unread` yields the rest of a body not read to
-    its end; `close` closes the connection without reading on (a client too slow, or gone).
+    its end; `close` closes the connection without reading on (a client too slow, or gone); `shape`
+    gives the body the shape of the API the request was for (DeepL's `message`).
 
     The answer goes out whole at once (clients that read while sending, like curl, have it), the
     connection is marked to close when the body was not read to its end (the rest is not going to
@@ -56,10 +63,11 @@ async def refuse(send: Send, error: TranslationError, unread: Receive | None = N
     uvicorn stops delivering it.
     """
     headers = header_pairs(error.headers())
+    body = error.body() if shape is None else shape(error.body())
     if unread is None:
-        await send_json(send, error.status, error.body(), [*headers, *CLOSE] if close else headers)
+        await send_json(send, error.status, body, [*headers, *CLOSE] if close else headers)
         return
-    await send_json(send, error.status, error.body(), [*headers, *CLOSE], before_end=lambda: discard_body(unread))
+    await send_json(send, error.status, body, [*headers, *CLOSE], before_end=lambda: discard_body(unread))
 
 
 def header_pairs(headers: dict[str, str]) -> Headers:

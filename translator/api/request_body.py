@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from translator.api.json_errors import Message, Send
+from translator.api.json_errors import Message, Send, Shape
 from translator.api.refusal import Receive, TooManyRequests, refuse
 from translator.contract.errors import ClientClosed, PayloadTooLarge, RequestTimeout, TranslationError
 
@@ -33,14 +33,14 @@ class BodyReader:
             return TooManyRequests(_CROWDED)
         return None
 
-    async def read(self, receive: Receive, send: Send) -> bytes | None:
-        """The whole body; None when it was refused instead (answered on `send`)."""
+    async def read(self, receive: Receive, send: Send, shape: Shape | None = None) -> bytes | None:
+        """The whole body; None when it was refused instead (answered on `send`, in `shape`)."""
         read = _BodyRead()
         try:
             await asyncio.wait_for(self._read(receive, read), self.timeout_s)
         except TimeoutError:
             # Not lingering: a client this slow would hold the connection as long again.
-            await refuse(send, RequestTimeout(self.timeout_s), close=True)
+            await refuse(send, RequestTimeout(self.timeout_s), close=True, shape=shape)
             return None
         finally:
             self.arriving -= read.charged
@@ -48,11 +48,12 @@ class BodyReader:
             # The client left mid-body: what arrived is not a request to act on. Still answered (into
             # the void: uvicorn drops it), since BentoML's middlewares around ours wait for a
             # response: returning without one left an API worker unable to shut down.
-            await refuse(send, ClientClosed("the client closed the connection before the end of its body"), close=True)
+            gone = ClientClosed("the client closed the connection before the end of its body")
+            await refuse(send, gone, close=True, shape=shape)
             return None
         if read.crowded or read.too_large:
             error = TooManyRequests(_CROWDED) if read.crowded else self._too_large()
-            await refuse(send, error, None if read.ended else receive)
+            await refuse(send, error, None if read.ended else receive, shape=shape)
             return None
         return b"".join(read.chunks)
 

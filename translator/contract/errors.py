@@ -60,9 +60,10 @@ class Forbidden(TranslationError):
 class PayloadTooLarge(TranslationError):
     status = 413
 
-    def __init__(self, what: str, limit: int, got: int | None = None) -> None:
+    def __init__(self, what: str, limit: int, got: int | None = None, field: str | None = None) -> None:
         got_text = f" (got {got})" if got is not None else ""
-        super().__init__(f"{what} exceeds the limit of {limit}{got_text}", limit=limit)
+        detail: dict[str, Any] = {"limit": limit} if field is None else {"limit": limit, "field": field}
+        super().__init__(f"{what} exceeds the limit of {limit}{got_text}", **detail)
 
 
 class RequestTimeout(TranslationError):

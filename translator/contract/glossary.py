@@ -58,13 +58,17 @@ class InlineGlossary(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    entries: list[GlossaryEntry] = Field(max_length=MAX_ENTRIES, description="The glossary's entries.")
+    # The bound is entries_map's 413 naming the field, as every API answers it (not pydantic's 400);
+    # the schema still states it.
+    entries: list[GlossaryEntry] = Field(
+        description=f"The glossary's entries, at most {MAX_ENTRIES}.", json_schema_extra={"maxItems": MAX_ENTRIES}
+    )
 
 
 def entries_map(entries: list[GlossaryEntry], field: str) -> dict[str, str]:
     """Source term -> target term (itself when kept); a source term given twice is refused."""
     if len(entries) > MAX_ENTRIES:
-        raise PayloadTooLarge(f"{field}: number of entries", MAX_ENTRIES, len(entries))
+        raise PayloadTooLarge(f"{field}: number of entries", MAX_ENTRIES, len(entries), field=field)
     out: dict[str, str] = {}
     for index, entry in enumerate(entries):
         if entry.source in out:

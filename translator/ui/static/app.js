@@ -76,7 +76,8 @@
       const [languages, settings] = await Promise.all([getJSON("/languages"), getJSON("/ui/settings")]);
       names = settings.names || {};
       fillLanguages(languages.languages, (languages.autoDetect || {}).languages || []);
-      $("source-text").maxLength = settings.maxChars;
+      // The server's limit of characters a text (on the element, where the page reads it back).
+      $("source-text").dataset.maxChars = String(settings.maxChars || 0);
       for (let n = 1; n <= settings.maxAlternatives; n += 1) $("alternatives").append(new Option(String(n), String(n)));
       if (settings.keyRequired) $("key-row").hidden = false;
       if (settings.fileFormats && settings.fileFormats.length) {
@@ -91,9 +92,31 @@
     }
   }
 
+  // Characters as the server counts them (code points: an emoji is one, where a JavaScript string
+  // and the textarea's maxlength count two), so the counter, the check below and the server agree.
+  // No maxlength: it counts otherwise, and it does not bound a text put there by a script or a swap.
+  const charCount = (text) => Array.from(text).length;
+  const maxChars = () => Number($("source-text").dataset.maxChars) || 0;
+
+  function overLimit(text) {
+    return maxChars() > 0 && charCount(text) > maxChars();
+  }
+
   function countChars() {
-    const text = $("source-text");
-    $("char-count").textContent = text.maxLength > 0 ? `${text.value.length} / ${text.maxLength} characters` : "";
+    const text = $("source-text").value;
+    const counter = $("char-count");
+    counter.textContent = maxChars() > 0 ? `${charCount(text)} / ${maxChars()} characters` : "";
+    counter.classList.toggle("over", overLimit(text));
+    $("source-text").setAttribute("aria-invalid", String(overLimit(text)));
+  }
+
+  // What an error makes stale: the previous translation, its detected language and alternatives
+  // would otherwise stand beside the message as if they answered this text.
+  function clearResult() {
+    $("target-text").textContent = "";
+    $("detected").textContent = "";
+    delete $("detected").dataset.code;
+    showAlternatives([]);
   }
 
   function showDetected(record) {
@@ -125,7 +148,13 @@
     const request = ++textRequest;
     show($("text-error"), "");
     if (!text.trim()) {
+      clearResult();
       show($("text-error"), "Type a text to translate.");
+      return;
+    }
+    if (overLimit(text)) {
+      clearResult();
+      show($("text-error"), `The text has ${charCount(text)} characters; at most ${maxChars()} are translated at once.`);
       return;
     }
     const payload = {
@@ -146,6 +175,7 @@
       });
       if (request !== textRequest) return;
       if (!response.ok) {
+        clearResult();
         show($("text-error"), await errorMessage(response));
         refused(response);
         return;
@@ -156,7 +186,10 @@
       showDetected(record);
       showAlternatives(record.alternatives || []);
     } catch (error) {
-      if (request === textRequest) show($("text-error"), `The server could not be reached: ${error.message}`);
+      if (request === textRequest) {
+        clearResult();
+        show($("text-error"), `The server could not be reached: ${error.message}`);
+      }
     } finally {
       if (request === textRequest) {
         output.setAttribute("aria-busy", "false");
@@ -175,10 +208,7 @@
     const translated = $("target-text").textContent;
     if (translated) {
       $("source-text").value = translated;
-      $("target-text").textContent = "";
-      $("detected").textContent = "";
-      delete $("detected").dataset.code;
-      showAlternatives([]);
+      clearResult();
       countChars();
     }
     remember();
