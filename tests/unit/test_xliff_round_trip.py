@@ -261,3 +261,13 @@ def test_markup_the_scanner_must_pass_over_as_lxml_does():
 def test_a_broken_xliff_file_is_a_400_naming_the_problem(source, problem):
     with pytest.raises(BadDocument, match=problem):
         read_document_safely("a.xlf", source, "fr")
+
+
+def test_a_text_whose_markup_is_not_the_trees_is_refused_rather_than_edited_wrong():
+    from translator.documents import xmltext
+
+    root = etree.fromstring("<a><b/><c/></a>")
+    assert xmltext.spans("<a><b/><c/></a>", root, [root[1]])[root[1]].start == len("<a><b/>")
+    for text in ("<a><b/><d/></a>", "<a><b/></a>", "<a><b/><c/><c/></a>"):
+        with pytest.raises(BadDocument, match="could not be located"):
+            xmltext.spans(text, root, [])

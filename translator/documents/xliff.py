@@ -35,7 +35,6 @@ def read_xliff(data: bytes, target_language: str) -> Document:
         raise BadDocument("file: not an XLIFF 1.2 or 2.0 document (its root element's namespace)")
     ns = "{" + namespace + "}"
     text, codec = xmltext.decode(data, root)
-    where = xmltext.spans(text, root)
     # A unit's own source only: XLIFF 1.2's <alt-trans> holds a translation memory's suggestions,
     # whose <source>/<target> pairs are kept as the translator left them.
     unit = f"{ns}trans-unit" if namespace == _XLIFF_1 else f"{ns}segment"
@@ -48,6 +47,9 @@ def read_xliff(data: bytes, target_language: str) -> Document:
         and (s.text or "").strip()
         and not _translated(s, ns)
     ]
+    edited = [e for source in sources for e in (source, source.getparent(), *_target(source, ns)) if e is not None]
+    languages = list(root.iter(f"{ns}file")) if namespace == _XLIFF_1 else [root]
+    where = xmltext.spans(text, root, [*edited, *languages])
 
     def write(translations: list[str]) -> bytes:
         eol = xmltext.line_end(text)
@@ -63,7 +65,7 @@ def read_xliff(data: bytes, target_language: str) -> Document:
                 edits.append((where[element].start, where[element].open_end, written))
 
         language = {"target-language" if namespace == _XLIFF_1 else "trgLang": target_language}
-        for element in root.iter(f"{ns}file") if namespace == _XLIFF_1 else [root]:
+        for element in languages:
             set_attributes(element, language)
         states = _MACHINE_STATE if namespace == _XLIFF_1 else {}
         for source, translation in zip(sources, translations, strict=True):

@@ -10,6 +10,7 @@ already parsed (well-formed), and its elements are lxml's in document order.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ _ATTRIBUTE = re.compile(r"""(?P<name>[^\s<=/>"']+)\s*=\s*(?P<quote>["'])(?P<valu
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One element in the text: `<name ...>` at [start, open_end), content [open_end, close),
     `</name>` at [close, end); an empty element (`<name/>`) has open_end == close == end."""
@@ -45,32 +46,43 @@ class Span:
     previous: int  # the end of the markup before it (the text between is its leading white space)
 
 
-def spans(text: str, root: Any) -> dict[Any, Span]:
-    """Each element of lxml's tree `root` (parsed from `text`) by its span in `text`."""
-    from lxml import etree
-
-    found: list[Span] = []
+def _scan(text: str) -> Iterator[Span]:
+    """Each element's span in document order, given at its start tag; its end is filled in when
+    the scan reaches its end tag."""
     open_: list[Span] = []
     previous = 0
     for match in _MARKUP.finditer(text):
         if match.group("start"):
             empty = match.group("empty") is not None
             span = Span(match.group("start"), match.start(), match.end(), match.end(), match.end(), empty, previous)
-            found.append(span)
             if not empty:
                 open_.append(span)
+            yield span
         elif match.group("end") and open_:
             span = open_.pop()
             span.close, span.end = match.start(), match.end()
         previous = match.end()
-    elements = list(root.iter(etree.Element))
-    if len(elements) != len(found) or any(
-        etree.QName(element).localname != span.name.rpartition(":")[2]
-        for element, span in zip(elements, found, strict=False)
-    ):
-        # A construct the scanner does not know (lxml read the file): a 400 rather than a wrong edit.
-        raise BadDocument("file: this XML file's markup could not be located to edit it where it stands")
-    return dict(zip(elements, found, strict=True))
+
+
+def spans(text: str, root: Any, wanted: Iterable[Any]) -> dict[Any, Span]:
+    """The spans in `text` of the `wanted` elements of lxml's tree `root` (parsed from `text`)."""
+    from lxml import etree
+
+    # Only the wanted are kept (a part's every element would be a Span and a proxy each).
+    wanted = set(wanted)
+    out: dict[Any, Span] = {}
+    elements = root.iter(etree.Element)
+    for span in _scan(text):
+        element = next(elements, None)
+        if element is None or etree.QName(element).localname != span.name.rpartition(":")[2]:
+            break
+        if element in wanted:
+            out[element] = span
+    else:
+        if next(elements, None) is None:
+            return out
+    # A construct the scanner does not know (lxml read the file): refused rather than a wrong edit.
+    raise BadDocument("file: this XML file's markup could not be located to edit it where it stands")
 
 
 def indent(text: str, span: Span) -> str:
