@@ -85,6 +85,11 @@ def spans(text: str, root: Any, wanted: Iterable[Any]) -> dict[Any, Span]:
     raise BadDocument("file: this XML file's markup could not be located to edit it where it stands")
 
 
+def start_tag(serialized: str) -> str:
+    """The start tag an element's serialization begins with."""
+    return _MARKUP.match(serialized).group()  # type: ignore[union-attr]
+
+
 def indent(text: str, span: Span) -> str:
     """The white space `span`'s element starts its line with (or follows its neighbour with)."""
     before = text[span.previous : span.start]
