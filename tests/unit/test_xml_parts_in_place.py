@@ -78,3 +78,13 @@ def test_excel_only_the_translated_strings_change():
         f'<si><r><rPr><b/></rPr><t>{TB}</t></r><r><t xml:space="preserve"> {TC}</t></r></si>',
     )
     assert out == expected
+
+
+def test_odf_a_paragraph_in_a_frame_in_a_paragraph_keeps_its_translation():
+    draw = "xmlns:draw='urn:oasis:names:tc:opendocument:xmlns:drawing:1.0'"
+    inner = f"<draw:frame draw:name='f'><draw:text-box><text:p>{B}</text:p></draw:text-box></draw:frame>"
+    content = f"<office:document-content {ODF} {draw}><office:body><office:text><text:p>{A} {inner}</text:p>"
+    content += "</office:text></office:body></office:document-content>"
+    source = documents.package({"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": content})
+    out = members(translate("a.odt", source))["content.xml"].decode()
+    assert f'<text:p>{TA} <draw:frame draw:name="f"><draw:text-box><text:p>{TB}</text:p>' in out

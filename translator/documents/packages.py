@@ -56,7 +56,9 @@ def read_odf(data: bytes, kind: str) -> Document:
         for name, paragraph, _ in todo:
             changed.setdefault(name, []).append(paragraph.element)
         parts = {name: Part(roots[name][1], roots[name][0], elements) for name, elements in changed.items()}
-        for _, paragraph, translation in todo:
+        # Innermost first: a paragraph rebuilds the elements it holds (a frame's paragraphs) from
+        # their originals, so that those must hold their translations already.
+        for _, paragraph, translation in reversed(todo):
             paragraph.write(translation)
         return archive.write({name: part.write() for name, part in parts.items()})
 
