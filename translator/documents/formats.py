@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 
 from translator.contract.errors import TranslationError
-from translator.documents import i18n, ooxml, packages, plaintext, po, web
+from translator.documents import i18n, ooxml, packages, plaintext, po, web, xliff
 from translator.documents.model import BadDocument, Document, UnsupportedDocument
 
 READERS: dict[str, Callable[[bytes], Document]] = {
@@ -30,7 +30,7 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".epub": packages.read_epub,
 }
 # Readers that need the target language (written into the file).
-TARGETED: dict[str, Callable[[bytes, str], Document]] = {".xlf": i18n.read_xliff, ".xliff": i18n.read_xliff}
+TARGETED: dict[str, Callable[[bytes, str], Document]] = {".xlf": xliff.read_xliff, ".xliff": xliff.read_xliff}
 # Named in the refusal, so that a client knows it is the format, not the file.
 NOT_TRANSLATED = {".pdf": "PDF is not translated (out of scope): convert it to .docx or .txt first"}
 

@@ -1,12 +1,7 @@
-"""Localization files: XLIFF 1.2 and 2.0, JSON and YAML i18n files (gettext's PO/POT: po.py).
+"""Localization files: JSON and YAML i18n files (gettext's PO/POT: po.py; XLIFF: xliff.py).
 
 Only the translatable strings change; keys, contexts, comments, flags (`fuzzy` included) and
 placeholders stay (placeholders are kept by the text path, translator/text/placeholders.py).
-- XLIFF: every <source> of plain text without a translation gets its <target> (created after it,
-  or filled where it is empty or its state says it needs one), and the file's target language is
-  set; a 1.2 target made here reads `state="needs-review-translation"` with `state-qualifier=
-  "mt-suggestion"`. A translated <target> is left as it is. A source with inline elements (<g>,
-  <ph>, <pc>) is left without a target: its markup is XLIFF's own, not HTML's.
 - JSON: every string value, at any depth, replaced where it stands; keys, numbers, escapes and the
   layout come back byte for byte.
 - YAML (Rails, Symfony, i18next... locale files): every string value, at any depth, replaced where
@@ -23,66 +18,6 @@ import re
 from typing import Any
 
 from translator.documents.model import BadDocument, Document, Unit, decode_text
-from translator.documents.ooxml import parse_xml, serialize_xml
-
-_XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
-_XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"
-
-
-def read_xliff(data: bytes, target_language: str) -> Document:
-    root = parse_xml(data, "XLIFF")
-    namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
-    if namespace not in (_XLIFF_1, _XLIFF_2):
-        raise BadDocument("file: not an XLIFF 1.2 or 2.0 document (its root element's namespace)")
-    ns = "{" + namespace + "}"
-    # A unit's own source only: XLIFF 1.2's <alt-trans> holds a translation memory's suggestions,
-    # whose <source>/<target> pairs are kept as the translator left them.
-    unit = f"{ns}trans-unit" if namespace == _XLIFF_1 else f"{ns}segment"
-    sources = [
-        s
-        for s in root.iter(f"{ns}source")
-        if s.getparent() is not None
-        and s.getparent().tag == unit
-        and len(s) == 0
-        and (s.text or "").strip()
-        and not _translated(s, ns)
-    ]
-
-    def write(translations: list[str]) -> bytes:
-        from lxml import etree
-
-        if namespace == _XLIFF_1:
-            for file in root.iter(f"{ns}file"):
-                file.set("target-language", target_language)
-        else:
-            root.set("trgLang", target_language)
-        for source, translation in zip(sources, translations, strict=True):
-            target = source.getnext()
-            if target is None or target.tag != f"{ns}target":
-                target = etree.Element(f"{ns}target")
-                target.tail = source.tail
-                source.addnext(target)
-            target.text = translation
-            if namespace == _XLIFF_1:
-                target.set("state", "needs-review-translation")
-                target.set("state-qualifier", "mt-suggestion")
-        return serialize_xml(root, data)
-
-    return Document([Unit(s.text or "") for s in sources], write, "application/xliff+xml")
-
-
-# States saying a target is still to be translated (XLIFF 1.2's target, 2.0's segment).
-_UNTRANSLATED = frozenset({"new", "needs-translation", "initial"})
-
-
-def _translated(source: Any, ns: str) -> bool:
-    """Whether `source` already has a translation: a target with text or inline markup whose state
-    (1.2's on the target, 2.0's on the segment; none given: translated) does not ask for one."""
-    target = source.getnext()
-    if target is None or target.tag != f"{ns}target" or not ((target.text or "").strip() or len(target)):
-        return False
-    return (target.get("state") or source.getparent().get("state")) not in _UNTRANSLATED
-
 
 # A string token of valid JSON (outside strings there are no quotes), and whether a `:` makes it a key.
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(?P<key>(?=\s*:))?')

@@ -2,16 +2,19 @@
 
 Only the parts holding text are parsed and rewritten (the body, headers, footers, notes; the
 slides and their notes); every other zip member, and a part whose text the translation left as it
-was, comes back with the same bytes. python-docx and python-pptx were not used: they reach text
+was, comes back with the same bytes; in a part that changed, only the paragraphs whose text
+changed are written again (Part). python-docx and python-pptx were not used: they reach text
 through their object model and save the whole package again, where this needs only the runs
 (translator/documents/runs.py).
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Any
 
+from translator.documents import xmltext
 from translator.documents.archive import Archive
 from translator.documents.model import BadDocument, Document
 from translator.documents.runs import Names, stretches
@@ -67,6 +70,40 @@ def _office_declaration(original: bytes) -> bytes:
     return f'<?xml version="1.0" encoding="UTF-8"{standalone}?>\r\n'.encode()
 
 
+class Part:
+    """An XML part whose given elements (the paragraphs whose text changed) get their content
+    written again from the tree, before any of them is changed: every other byte of the part comes
+    back as it was (attribute quotes, references, namespace declarations, the paragraphs nobody
+    translated), where a serialization of the whole tree rewrote them. A part in another encoding
+    than UTF-8 (Office and ODF write UTF-8) is serialized whole, as it was before."""
+
+    def __init__(self, original: bytes, root: Any, elements: list[Any]) -> None:
+        self.original, self.root = original, root
+        self.where: dict[Any, xmltext.Span] | None = None
+        try:
+            text, codec = xmltext.decode(original, root)
+            if codecs.lookup(codec).name == "utf-8":
+                self.text, self.where = text, xmltext.spans(text, root, elements)
+        except BadDocument:
+            pass  # serialized whole: the scanner did not find what lxml read
+
+    def write(self) -> bytes:
+        from lxml import etree
+
+        if self.where is None or any(span.empty for span in self.where.values()):
+            return serialize_xml(self.root, self.original)
+        edits, last = [], -1
+        for element, span in sorted(self.where.items(), key=lambda found: found[1].start):
+            if span.start < last:
+                continue  # inside an element written whole (a frame's paragraph in a paragraph)
+            serialized = etree.tostring(element, encoding="unicode", with_tail=False)
+            start_tag = xmltext.start_tag(serialized)
+            content = "" if start_tag.endswith("/>") else serialized[len(start_tag) : serialized.rindex("</")]
+            edits.append((span.open_end, span.close, content))
+            last = span.end
+        return xmltext.splice(self.text, edits).encode("utf-8")
+
+
 def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, content_type: str) -> Document:
     archive = Archive(data, kind)
     wanted = [name for name in archive.names() if parts.match(name)]
@@ -81,12 +118,15 @@ def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, c
 
     def write(translations: list[str]) -> bytes:
         # A part whose text did not change keeps its bytes (a reviewer's diff shows translations only).
-        changed = set()
-        for (name, stretch), unit, translation in zip(found, units, translations, strict=True):
-            if translation != unit.text:
-                stretch.write(translation, unit.fmt)
-                changed.add(name)
-        return archive.write({name: serialize_xml(roots[name], originals[name]) for name in changed})
+        todo = [(*where, unit, text) for where, unit, text in zip(found, units, translations, strict=True)]
+        todo = [(name, stretch, unit, text) for name, stretch, unit, text in todo if text != unit.text]
+        paragraphs: dict[str, list[Any]] = {}
+        for name, stretch, _, _ in todo:
+            paragraphs.setdefault(name, []).append(stretch.paragraph)
+        parts = {name: Part(originals[name], roots[name], elements) for name, elements in paragraphs.items()}
+        for _, stretch, unit, translation in todo:
+            stretch.write(translation, unit.fmt)
+        return archive.write({name: part.write() for name, part in parts.items()})
 
     return Document(units, write, content_type)
 

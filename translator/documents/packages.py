@@ -1,5 +1,6 @@
 """Zip packages besides Word and PowerPoint: OpenDocument (.odt, .odp, .ods), Excel (.xlsx) and
-EPUB. Their text parts are parsed and rewritten where their text changed; every other member keeps its
+EPUB. Their text parts are parsed and rewritten where their text changed, only the paragraphs (a
+spreadsheet's strings) whose text changed written again (ooxml.Part); every other member keeps its
 bytes.
 
 - ODF: content.xml and styles.xml (headers, footers); text:p and text:h paragraphs, spans and links
@@ -16,8 +17,8 @@ from typing import Any
 from translator.documents.archive import Archive
 from translator.documents.mixed import MixedParagraph
 from translator.documents.model import BadDocument, Document, Unit
-from translator.documents.ooxml import parse_xml, serialize_xml
-from translator.documents.runs import Names, stretches
+from translator.documents.ooxml import Part, parse_xml
+from translator.documents.runs import Names, Stretch, stretches
 from translator.text.markup import TEXT, html_tokens
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -31,12 +32,6 @@ ODF_TYPES = {
     "ods": "application/vnd.oasis.opendocument.spreadsheet",
 }
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-
-
-def _rewrite(archive: Archive, roots: dict[str, tuple[Any, bytes]], changed: set[str]) -> bytes:
-    """The package with the parts in `changed` serialized again; every other part keeps its bytes
-    (a reviewer's diff shows translations only)."""
-    return archive.write({name: serialize_xml(*roots[name]) for name in changed})
 
 
 def read_odf(data: bytes, kind: str) -> Document:
@@ -54,12 +49,18 @@ def read_odf(data: bytes, kind: str) -> Document:
     units = [p.unit() for _, p in paragraphs]
 
     def write(translations: list[str]) -> bytes:
-        changed: set[str] = set()
-        for (name, paragraph), unit, translation in zip(paragraphs, units, translations, strict=True):
-            if translation != unit.text:
-                paragraph.write(translation)
-                changed.add(name)
-        return _rewrite(archive, roots, changed)
+        # Only the paragraphs whose text changed are written again; every other byte of a part, and
+        # every other part, as it was (a reviewer's diff shows translations only).
+        todo = [(n, p, t) for (n, p), u, t in zip(paragraphs, units, translations, strict=True) if t != u.text]
+        changed: dict[str, list[Any]] = {}
+        for name, paragraph, _ in todo:
+            changed.setdefault(name, []).append(paragraph.element)
+        parts = {name: Part(roots[name][1], roots[name][0], elements) for name, elements in changed.items()}
+        # Innermost first: a paragraph rebuilds the elements it holds (a frame's paragraphs) from
+        # their originals, so that those must hold their translations already.
+        for _, paragraph, translation in reversed(todo):
+            paragraph.write(translation)
+        return archive.write({name: part.write() for name, part in parts.items()})
 
     return Document(units, write, ODF_TYPES[kind])
 
@@ -80,11 +81,20 @@ def read_xlsx(data: bytes) -> Document:
     def write(translations: list[str]) -> bytes:
         if translations == [unit.text for unit in units]:
             return data
-        for node, translation in zip(plain, translations[: len(plain)], strict=True):
-            node.text = translation
-        for stretch, unit, translation in zip(rich, units[len(plain) :], translations[len(plain) :], strict=True):
-            stretch.write(translation, unit.fmt)
-        return _rewrite(archive, {name: (root, original)}, {name})
+        # A string's <t>, a rich string's <si>: only those whose text changed are written again.
+        strings: list[tuple[Any, Stretch | None]] = [(t, None) for t in plain] + [(s.paragraph, s) for s in rich]
+        changed = [
+            (element, stretch, unit, translation)
+            for (element, stretch), unit, translation in zip(strings, units, translations, strict=True)
+            if translation != unit.text
+        ]
+        part = Part(original, root, [element for element, _, _, _ in changed])
+        for element, stretch, unit, translation in changed:
+            if stretch is None:
+                element.text = translation
+            else:
+                stretch.write(translation, unit.fmt)
+        return archive.write({name: part.write()})
 
     return Document(units, write, XLSX_TYPE)
 

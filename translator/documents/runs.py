@@ -55,6 +55,7 @@ class Stretch:
     def __init__(self, elements: list[Any], names: Names) -> None:
         self.elements = elements
         self.names = names
+        self.paragraph = elements[0].getparent()  # (the elements leave it when written)
         self.runs = [
             r for e in elements for r in ([e] if e.tag == names.run else list(e) if e.tag == names.link else [])
         ]

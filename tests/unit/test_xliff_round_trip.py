@@ -1,0 +1,273 @@
+"""XLIFF round trips as a translator's diff sees them (#39): files shaped as Weblate, Okapi and
+Angular write them (single-quoted attributes, `&apos;` and character references, the namespace
+declared after `version`, comments, notes, a person's translation, inline markup, CRLF lines)
+come back with only the targets written and the target language changed, byte for byte otherwise."""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from tests.unit.test_documents import identity, translate
+from tests.unit.test_po_round_trip import hunks
+from translator.documents.formats import read_document, read_document_safely
+from translator.documents.model import BadDocument
+
+MACHINE = "state='needs-review-translation' state-qualifier='mt-suggestion'"
+V12 = """<?xml version='1.0' encoding='UTF-8'?>
+<!-- Exported by Weblate 5.4 -->
+<xliff version='1.2' xmlns='urn:oasis:names:tc:xliff:document:1.2' \
+xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance' \
+xsi:schemaLocation='urn:oasis:names:tc:xliff:document:1.2 xliff-core-1.2-strict.xsd'>
+  <file original='shop.json' source-language='en' datatype='plaintext'>
+    <header>
+      <tool tool-id='weblate' tool-name='Weblate' tool-version='5.4'/>
+    </header>
+    <body>
+      <!-- Home page -->
+      <trans-unit id='home.title' resname='home.title'>
+        <source>Life is like a box of chocolates.</source>
+        <note from='developer'>The page&apos;s title: keep it &lt;short&gt;.</note>
+      </trans-unit>
+      <trans-unit id='home.walk' xml:space='preserve'>
+        <source>Let&apos;s go for a walk in the park.</source>
+        <target state='new'/>
+      </trans-unit>
+      <trans-unit id='home.weather'>
+        <source>The weather is beautiful today!</source>
+        <target state='translated'>Il fait tr&#232;s beau aujourd&apos;hui !</target>
+      </trans-unit>
+      <trans-unit id='cart.link' extype="a&gt;b">
+        <source>Where is the <g id='1' ctype='x-html-a'>library</g>?<x id='2' ctype='lb'/></source>
+      </trans-unit>
+      <trans-unit id='cart.price'>
+        <source>How much does it cost?</source>
+        <!-- the price is shown beside it -->
+        <target state="needs-translation"></target>
+        <note>In &#x20AC; (&#8364;).</note>
+      </trans-unit>
+      <group id='footer' resname='footer'>
+        <trans-unit id='footer.thanks'>
+          <source>Thank you for dinner.</source>
+        </trans-unit>
+      </group>
+    </body>
+  </file>
+</xliff>
+"""
+EXPECTED_V12 = [
+    (
+        ["  <file original='shop.json' source-language='en' datatype='plaintext'>"],
+        ["  <file original='shop.json' source-language='en' datatype='plaintext' target-language='fr'>"],
+    ),
+    ([], [f"        <target {MACHINE}>La vie, c'est comme une boîte de chocolats.</target>"]),
+    (["        <target state='new'/>"], [f"        <target {MACHINE}>Allons nous promener dans le parc.</target>"]),
+    # A target whose attributes are double quoted keeps its quotes.
+    (
+        ['        <target state="needs-translation"></target>'],
+        ['        <target state="needs-review-translation" state-qualifier="mt-suggestion">Combien ça coûte?</target>'],
+    ),
+    ([], [f"          <target {MACHINE}>Merci pour le dîner.</target>"]),
+]
+
+
+def test_only_the_targets_written_and_the_target_language_change():
+    out = translate("shop.xlf", V12.encode()).decode()
+    assert hunks(V12, out) == EXPECTED_V12
+
+
+def test_the_result_reads_back_as_the_translations():
+    root = etree.fromstring(translate("shop.xlf", V12.encode()))
+    ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
+    targets = {
+        unit.get("id"): (target.text, target.get("state"), target.get("state-qualifier"))
+        for unit in root.iterfind(".//x:trans-unit", ns)
+        for target in unit.iterfind("x:target", ns)
+    }
+    machine = ("needs-review-translation", "mt-suggestion")
+    assert targets == {
+        "home.title": ("La vie, c'est comme une boîte de chocolats.", *machine),
+        "home.walk": ("Allons nous promener dans le parc.", *machine),
+        "home.weather": ("Il fait très beau aujourd'hui !", "translated", None),  # a person's
+        "cart.price": ("Combien ça coûte?", *machine),
+        "footer.thanks": ("Merci pour le dîner.", *machine),
+    }
+    assert root.find("x:file", ns).get("target-language") == "fr"
+
+
+def test_windows_line_endings_and_a_bom_are_kept():
+    source = "\ufeff" + V12.replace("\n", "\r\n")
+    out = translate("shop.xlf", source.encode())
+    assert out == ("\ufeff" + translate("shop.xlf", V12.encode()).decode().replace("\n", "\r\n")).encode()
+
+
+def test_a_file_already_in_the_target_language_comes_back_as_it_was_but_its_targets():
+    # The target language set already and the sources "translated" as themselves: only the targets.
+    source = V12.replace("datatype='plaintext'>", "datatype='plaintext' target-language='fr'>")
+    changed = [old for old, _ in hunks(source, identity("shop.xlf", source.encode()).decode())]
+    empty = ["        <target state='new'/>"], ['        <target state="needs-translation"></target>']
+    assert changed == [[], *empty, []]
+
+
+V20 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en">
+  <file id="f1" original="shop.json">
+    <notes>
+      <note category="context">The shop&apos;s pages &#8212; all of them.</note>
+    </notes>
+    <unit id="home.title">
+      <segment>
+        <source>Life is like a box of chocolates.</source>
+      </segment>
+    </unit>
+    <unit id="home.weather">
+      <segment state="translated">
+        <source>The weather is beautiful today!</source>
+        <target>Il fait tr&#232;s beau aujourd&apos;hui !</target>
+      </segment>
+    </unit>
+    <unit id="cart.link">
+      <originalData><data id="d1">&lt;a href=&apos;/library&apos;&gt;</data></originalData>
+      <segment>
+        <source>Where is the <pc id="1" dataRefStart="d1">library</pc>?<ph id="2"/></source>
+      </segment>
+    </unit>
+    <unit id="cart">
+      <segment>
+        <source>It is next to the town hall.</source>
+      </segment>
+      <ignorable>
+        <source> </source>
+      </ignorable>
+      <segment state="initial">
+        <source>I would like a coffee, please.</source>
+        <target/>
+      </segment>
+    </unit>
+  </file>
+</xliff>
+"""
+EXPECTED_V20 = [
+    (
+        ['<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en">'],
+        ['<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en" trgLang="fr">'],
+    ),
+    ([], ["        <target>La vie, c'est comme une boîte de chocolats.</target>"]),
+    ([], ["        <target>Elle est à côté de la mairie.</target>"]),
+    (["        <target/>"], ["        <target>Je voudrais un café, s'il vous plaît.</target>"]),
+]
+
+
+def test_xliff_2_only_the_targets_written_and_the_target_language_change():
+    out = translate("shop.xlf", V20.encode()).decode()
+    assert hunks(V20, out) == EXPECTED_V20
+    assert translate("shop.xlf", V20.replace("\n", "\r\n").encode()).decode() == out.replace("\n", "\r\n")
+
+
+def test_a_translation_is_escaped_and_its_lines_end_as_the_files_do():
+    source = V20.replace("\n", "\r\n").encode()
+    document = read_document("shop.xlf", source, "fr")
+    written = ['Tom & Jerry <b>\n"s\'il" ]]>', "x", "y\u0001"]
+    root = etree.fromstring(document.write(written))
+    targets = [t.text for t in root.iter("{urn:oasis:names:tc:xliff:document:2.0}target")]
+    assert targets == ['Tom & Jerry <b>\n"s\'il" ]]>', "Il fait très beau aujourd'hui !", "x", "y"]
+    out = document.write(written)
+    assert b'<target>Tom &amp; Jerry &lt;b&gt;\r\n"s\'il" ]]&gt;</target>' in out
+    assert out.count(b"\n") == out.count(b"\r\n")
+
+
+def test_the_declared_encoding_is_kept_and_what_it_cannot_hold_is_a_reference():
+    latin = V12.replace("encoding='UTF-8'", "encoding='ISO-8859-1'").replace(
+        "Thank you for dinner.", "My sister lives in Paris with her two cats."
+    )
+    latin = latin.replace("keep it &lt;short&gt;", "keep it brève")
+    out = translate("shop.xlf", latin.encode("latin-1"))
+    assert b"keep it br\xe8ve" in out  # untouched, in Latin-1
+    assert b">Ma s&#339;ur habite \xe0 Paris avec ses deux chats.</target>" in out
+    assert etree.fromstring(out).find(".//{*}group//{*}target").text.startswith("Ma sœur habite à Paris")
+    utf16 = V20.encode("utf-16")  # with its byte order mark
+    assert translate("shop.xlf", utf16).decode("utf-16") == translate("shop.xlf", V20.encode()).decode()
+
+
+def test_a_prefixed_vocabulary_gets_a_prefixed_target():
+    source = (
+        "<x:xliff xmlns:x='urn:oasis:names:tc:xliff:document:1.2' version='1.2'>"
+        "<x:file original='a' source-language='en' datatype='plaintext'><x:body>"
+        "<x:trans-unit id='1'><x:source>Where is the library?</x:source></x:trans-unit>"
+        "</x:body></x:file></x:xliff>"
+    )
+    out = translate("a.xlf", source.encode()).decode()
+    assert out == source.replace("datatype='plaintext'>", "datatype='plaintext' target-language='fr'>").replace(
+        "</x:source>", f"</x:source><x:target {MACHINE}>Où est la bibliothèque?</x:target>"
+    )
+
+
+def test_markup_the_scanner_must_pass_over_as_lxml_does():
+    # A DOCTYPE with an internal subset, CDATA, a `>` in attributes, a comment and a processing
+    # instruction holding markup: each element is still found where it stands.
+    source = (
+        '<?xml version="1.0"?>\n<!DOCTYPE xliff [ <!ENTITY brand "Shop"> <!-- ] > --> ]>\n'
+        "<xliff version='1.2' xmlns='urn:oasis:names:tc:xliff:document:1.2'>\n"
+        "<file original='a>b' source-language='en' datatype='plaintext' x='/>'><body>\n"
+        "<!-- <trans-unit id='0'><source>Where is the library?</source></trans-unit> -->\n"
+        "<?tool <trans-unit>?>\n"
+        "<trans-unit id='1'><source><![CDATA[Where is the library?]]></source></trans-unit>\n"
+        "<trans-unit id='2'><source>&brand; Thank you for dinner.</source></trans-unit>\n"
+        "<trans-unit id='3'><source>How much does it cost?</source><seg-source><mrk mtype='seg' mid='1'>"
+        "How much does it cost?</mrk></seg-source></trans-unit>\n"
+        "</body></file></xliff>\n"
+    )
+    out = translate("a.xlf", source.encode()).decode()
+    assert hunks(source, out) == [
+        (
+            ["<file original='a>b' source-language='en' datatype='plaintext' x='/>'><body>"],
+            ["<file original='a>b' source-language='en' datatype='plaintext' x='/>' target-language='fr'><body>"],
+        ),
+        (
+            ["<trans-unit id='1'><source><![CDATA[Where is the library?]]></source></trans-unit>"],
+            [
+                "<trans-unit id='1'><source><![CDATA[Where is the library?]]></source>"
+                f"<target {MACHINE}>Où est la bibliothèque?</target></trans-unit>"
+            ],
+        ),
+        # A source holding an entity lxml leaves unresolved is inline markup: no target.
+        # XLIFF 1.2's target goes after the <seg-source>.
+        (
+            [
+                "<trans-unit id='3'><source>How much does it cost?</source><seg-source><mrk mtype='seg' mid='1'>"
+                "How much does it cost?</mrk></seg-source></trans-unit>"
+            ],
+            [
+                "<trans-unit id='3'><source>How much does it cost?</source><seg-source><mrk mtype='seg' mid='1'>"
+                f"How much does it cost?</mrk></seg-source><target {MACHINE}>Combien ça coûte?</target></trans-unit>"
+            ],
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        (b"<xliff version='1.2' xmlns='urn:oasis:names:tc:xliff:document:1.2'><file>", "not well-formed"),
+        (b"<xliff version='1.2'><file/></xliff>", "not an XLIFF 1.2 or 2.0 document"),
+        (b"<?xml version='1.0' encoding='x-no-such'?><xliff/>", "Unsupported encoding: x-no-such"),
+        # One libxml2 reads and Python's codecs do not: refused before any work.
+        (
+            b"<?xml version='1.0' encoding='EUC-TW'?><xliff xmlns='urn:oasis:names:tc:xliff:document:1.2'/>",
+            "encoding 'EUC-TW' is not supported",
+        ),
+    ],
+)
+def test_a_broken_xliff_file_is_a_400_naming_the_problem(source, problem):
+    with pytest.raises(BadDocument, match=problem):
+        read_document_safely("a.xlf", source, "fr")
+
+
+def test_a_text_whose_markup_is_not_the_trees_is_refused_rather_than_edited_wrong():
+    from translator.documents import xmltext
+
+    root = etree.fromstring("<a><b/><c/></a>")
+    assert xmltext.spans("<a><b/><c/></a>", root, [root[1]])[root[1]].start == len("<a><b/>")
+    for text in ("<a><b/><d/></a>", "<a><b/></a>", "<a><b/><c/><c/></a>"):
+        with pytest.raises(BadDocument, match="could not be located"):
+            xmltext.spans(text, root, [])

@@ -1,0 +1,114 @@
+"""XLIFF 1.2 and 2.0, edited where they stand.
+
+Every <source> of plain text without a translation gets its <target> (created after it, or filled
+where it is empty or its state says it needs one), and the file's target language is set; a 1.2
+target made here reads `state="needs-review-translation"` with `state-qualifier="mt-suggestion"`.
+A translated <target> is left as it is. A source with inline elements (<g>, <x/>, <ph>, <pc>) is
+left without a target: its markup is XLIFF's own, not HTML's.
+
+Only those targets and the target-language attribute change: every other byte comes back as it
+was (references such as `&apos;` and `&#232;`, attribute quotes and order, comments, line
+endings), so that a reviewer's diff shows the machine's work and nothing else; lxml's
+serialization of the whole tree rewrote them. A new <target> gets its own line, indented as its
+<source> is, its attributes quoted as its unit's are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from translator.documents import xmltext
+from translator.documents.model import BadDocument, Document, Unit
+from translator.documents.ooxml import parse_xml
+
+_XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
+_XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"
+_MACHINE_STATE = {"state": "needs-review-translation", "state-qualifier": "mt-suggestion"}
+# States saying a target is still to be translated (XLIFF 1.2's target, 2.0's segment).
+_UNTRANSLATED = frozenset({"new", "needs-translation", "initial"})
+
+
+def read_xliff(data: bytes, target_language: str) -> Document:
+    root = parse_xml(data, "XLIFF")
+    namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
+    if namespace not in (_XLIFF_1, _XLIFF_2):
+        raise BadDocument("file: not an XLIFF 1.2 or 2.0 document (its root element's namespace)")
+    ns = "{" + namespace + "}"
+    text, codec = xmltext.decode(data, root)
+    # A unit's own source only: XLIFF 1.2's <alt-trans> holds a translation memory's suggestions,
+    # whose <source>/<target> pairs are kept as the translator left them.
+    unit = f"{ns}trans-unit" if namespace == _XLIFF_1 else f"{ns}segment"
+    sources = [
+        s
+        for s in root.iter(f"{ns}source")
+        if s.getparent() is not None
+        and s.getparent().tag == unit
+        and len(s) == 0
+        and (s.text or "").strip()
+        and not _translated(s, ns)
+    ]
+    edited = [e for source in sources for e in (source, source.getparent(), *_target(source, ns)) if e is not None]
+    languages = list(root.iter(f"{ns}file")) if namespace == _XLIFF_1 else [root]
+    where = xmltext.spans(text, root, [*edited, *languages])
+
+    def write(translations: list[str]) -> bytes:
+        eol = xmltext.line_end(text)
+        edits: list[tuple[int, int, str]] = []
+
+        def start_tag(element: Any) -> str:
+            return text[where[element].start : where[element].open_end]
+
+        def set_attributes(element: Any, values: dict[str, str], quote: str = '"') -> None:
+            tag = start_tag(element)
+            written = xmltext.set_attributes(tag, values, xmltext.quote_of(tag, quote))
+            if written != tag:
+                edits.append((where[element].start, where[element].open_end, written))
+
+        language = {"target-language" if namespace == _XLIFF_1 else "trgLang": target_language}
+        for element in languages:
+            set_attributes(element, language)
+        states = _MACHINE_STATE if namespace == _XLIFF_1 else {}
+        for source, translation in zip(sources, translations, strict=True):
+            body = xmltext.escape_text(translation, eol)
+            target, anchor = _target(source, ns)
+            quote = xmltext.quote_of(start_tag(source.getparent()))  # where the target has none
+            if target is None:
+                span, after = where[source], where[anchor]
+                name = span.name[: -len("source")] + "target"  # with the file's prefix, if any
+                tag = xmltext.set_attributes(f"<{name}>", states, quote)
+                edits.append((after.end, after.end, f"{xmltext.indent(text, span)}{tag}{body}</{name}>"))
+                continue
+            span = where[target]
+            if span.empty:  # `<target state="new"/>`: opened and closed around the translation
+                tag = start_tag(target)
+                tag = xmltext.set_attributes(tag[:-2].rstrip() + ">", states, xmltext.quote_of(tag, quote))
+                edits.append((span.start, span.end, f"{tag}{body}</{span.name}>"))
+            else:
+                set_attributes(target, states, quote)
+                edits.append((span.open_end, span.close, body))
+        return xmltext.encode(xmltext.splice(text, edits), codec)
+
+    return Document([Unit(s.text or "") for s in sources], write, "application/xliff+xml")
+
+
+def _target(source: Any, ns: str) -> tuple[Any, Any]:
+    """The <target> of `source`'s unit (None where it has none), and the element a new one goes
+    after: the source, or 1.2's <seg-source> after it (comments between are passed over)."""
+    anchor = source
+    for sibling in source.itersiblings():
+        if not isinstance(sibling.tag, str):
+            continue
+        if sibling.tag == f"{ns}seg-source" and anchor is source:
+            anchor = sibling
+            continue
+        return (sibling if sibling.tag == f"{ns}target" else None), anchor
+    return None, anchor
+
+
+def _translated(source: Any, ns: str) -> bool:
+    """Whether `source` already has a translation: a target with text or inline markup whose state
+    (1.2's on the target, 2.0's on the segment; none given: translated) does not ask for one."""
+    target, _ = _target(source, ns)
+    if target is None or not ((target.text or "").strip() or len(target)):
+        return False
+    return (target.get("state") or source.getparent().get("state")) not in _UNTRANSLATED
