@@ -96,10 +96,11 @@ bench-frontend: fixture
 	command -v wrk >/dev/null || apt-get install -y -qq wrk
 	$(BIN)/python -m bench.frontend $(BENCH_ARGS)
 
-# On a machine with a CUDA GPU: tests/gpu, the offline limit per batch size on both engines, and the
-# service on the GPU at 1-512 clients, as bench reports in $(OUT) (bench/gpu_check.sh says more).
+# On a machine with a CUDA GPU: tests/gpu, the engines offline (eager against compiled, greedy and
+# beam 5, batches 1-2,048) and the service at 512 clients (generate in a thread against a process of
+# its own), one page in $(OUT)/gpu-check.md (bench/gpu_check.sh says more; GPU_CHECK_REHEARSAL=1 on a CPU).
 gpu-check: fixture
-	OUT=$${OUT:-bench/results} PYTHON=$(BIN)/python bash bench/gpu_check.sh
+	OUT=$${OUT:-bench/results} PYTHON=$${PYTHON:-$(BIN)/python} bash bench/gpu_check.sh
 
 # The harness on the fixture model, a few seconds per point (the test suite runs the same).
 bench-smoke: setup

@@ -38,7 +38,7 @@ from typing import Any
 import psutil
 import yaml
 
-from bench.run import machine
+from bench.environment import machine
 from harness.corpus import corpus_sentences
 from harness.load import Job, job, libretranslate_job, run_load
 from harness.metrics import histogram_totals, samples
@@ -130,19 +130,31 @@ def _ms(match: re.Match[str] | None) -> float | None:
 
 
 class CpuMeter:
-    """CPU seconds of the engine processes and of the API workers of one server, over a point."""
+    """CPU seconds of one server's engine processes, of their model runner processes (where the
+    model runs in a process of its own, translator/engine/model_runner.py) and of its API workers,
+    over a point."""
 
     def __init__(self, server: Server) -> None:
         self.server = server
 
-    def processes(self) -> tuple[list[psutil.Process], list[psutil.Process]]:
+    def processes(self) -> tuple[list[psutil.Process], list[psutil.Process], list[psutil.Process]]:
         engines = set(engine_pids(self.server.pid))
         children = psutil.Process(self.server.pid).children()
-        return [p for p in children if p.pid in engines], [p for p in children if p.pid not in engines]
+        engine = [p for p in children if p.pid in engines]
+        runners = [r for p in engine for r in _children(p)]
+        return engine, runners, [p for p in children if p.pid not in engines]
 
-    def read(self) -> tuple[float, float]:
-        engines, workers = self.processes()
-        return _cpu(engines), _cpu(workers)
+    def read(self) -> tuple[float, float, float]:
+        """CPU seconds so far: engine processes, runner processes, API workers."""
+        engines, runners, workers = self.processes()
+        return _cpu(engines), _cpu(runners), _cpu(workers)
+
+
+def _children(process: psutil.Process) -> list[psutil.Process]:
+    try:
+        return process.children()
+    except psutil.NoSuchProcess:
+        return []
 
 
 def _cpu(processes: Sequence[psutil.Process]) -> float:
@@ -172,18 +184,25 @@ def measured(
     pieces_per_request: int,
 ) -> dict[str, Any]:
     wrk(server.url + path, clients, min(3.0, seconds), script)  # warm-up, unmeasured
-    engine_before, api_before = meter.read()
+    before = meter.read()
     metrics_before, started = server.metrics(), time.monotonic()
     row = wrk(server.url + path, clients, seconds, script)
-    engine_after, api_after = meter.read()
+    after = meter.read()
     metrics_after, window = server.metrics(), time.monotonic() - started
     done = max(1, row["requests"])
+    engine_s, runner_s, api_s = (b - a for a, b in zip(before, after, strict=True))
     row.update(
         path=path,
         clients=clients,
         pieces_per_request=pieces_per_request,
-        engine_cpu_ms_per_request=1000 * (engine_after - engine_before) / done,
-        api_cpu_ms_per_request=1000 * (api_after - api_before) / done,
+        window_s=window,
+        engine_cpu_ms_per_request=1000 * engine_s / done,
+        runner_cpu_ms_per_request=1000 * runner_s / done,
+        api_cpu_ms_per_request=1000 * api_s / done,
+        # Each process group's CPU as cores over the window: which one, if any, is saturated.
+        engine_cores=engine_s / window,
+        runner_cores=runner_s / window,
+        api_cores=api_s / window,
     )
     row["engine_cpu_ms_per_piece"] = row["engine_cpu_ms_per_request"] / max(1, pieces_per_request)
     pieces_sum = [histogram_totals(m, "translation_batch_pieces") for m in (metrics_before, metrics_after)]
@@ -193,6 +212,7 @@ def measured(
     # The model loop's time between batches: under a load that keeps work queued, its linger (the
     # wait for the callers the last batch answered) and its own overhead.
     busy = [histogram_totals(m, "translation_batch_seconds")[0] for m in (metrics_before, metrics_after)]
+    row["batch_seconds"] = busy[1] - busy[0]
     # (A batch running as the window opens counts whole: at 0 when the gaps are shorter than that.)
     gap = max(0.0, window - (busy[1] - busy[0]))
     row["gap_ms_per_batch"] = 1000 * gap / batches if batches else None

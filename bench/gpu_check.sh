@@ -1,40 +1,80 @@
 #!/usr/bin/env bash
-# `make gpu-check`: the GPU path proven in one command, on a machine with a CUDA GPU (issue #31).
+# `make gpu-check`: the GPU path proven in one device call (issues #31, #37, #38), on a lent machine
+# with a CUDA GPU, from the project's root, as it is:
 #
-#   1. tests/gpu: both engines on CUDA, every half precision, exact on the fixture;
-#   2. the offline limit per batch size (1 to 512) on both engines, the 418M architecture with
-#      random weights and 16 forced tokens (python -m bench --systems offline);
-#   3. the service itself (`bentoml serve` on the GPU, as `make serve` starts it) at 1, 64 and 512
-#      one-record clients and at 32 sixteen-record clients, batches of up to 512;
-# each written as a bench report under $OUT (default bench/results), with the log of every step.
-# Nothing is fetched: the venv ($PYTHON) must already hold requirements-dev.txt with a CUDA torch.
-# Sized for the device machine's 10-minute command limit: set GPU_CHECK_SECONDS (default 20) lower
-# to fit a shorter lease. On a machine without CUDA it stops at once, saying so.
+#   bash bench/gpu_check.sh        # the device call carries .whl (../shared/gpu/wheels.sh) and build/fixture-model
+#
+#   1. tests/gpu: every backend on CUDA (eager, compiled, CTranslate2 where installed), exact on the fixture;
+#   2. the engines offline (bench/engines.py): eager transformers against the compiled backend, greedy
+#      and beam 5, batches 1 to 2,048, start-up, GPU busy fraction, memory peak, the kernels at 512/1,024;
+#   3. the service (`python -m bench --systems service`, the 418M with random weights, 16 forced
+#      tokens, batch limit 512): 512 one-record clients with the model's generate in a thread of the
+#      engine process (as before #37) and in a process of its own, 64 sixteen-record clients, and the
+#      fastest engine `backend: auto` measures at start-up;
+#   4. one page, $OUT/gpu-check.md and .json (bench/gpu_summary.py), with every log in
+#      $OUT/gpu-check-logs.tar.gz: three files, within the device call's eight.
+#
+# GPU_CHECK_PARTS picks steps (default tests,engines,service); GPU_CHECK_SECONDS the seconds a point
+# (default 4). GPU_CHECK_REHEARSAL=1 runs every step on a CPU with the fixture model and tiny sizes:
+# the set-up and the plumbing proven before a lent machine's minutes are spent (bench/README.md).
+# Where bentoml is missing and .whl is there (the lent machine), the carried wheels are installed in
+# /tmp/site first; the carried fixture is used as it is (FIXTURE_REUSE), never trained again there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-.venv/bin/python}
 OUT=${OUT:-bench/results}
-SECONDS_PER_POINT=${GPU_CHECK_SECONDS:-20}
-mkdir -p "$OUT"
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
-    echo "gpu-check: torch sees no CUDA device here; nothing to check" >&2
-    exit 2
+PARTS=${GPU_CHECK_PARTS:-tests,engines,service}
+SECONDS_PER_POINT=${GPU_CHECK_SECONDS:-4}
+REHEARSAL=${GPU_CHECK_REHEARSAL:-0}
+WORK=$(mktemp -d /tmp/gpu-check.XXXXXX)
+if [ -z "${PYTHON:-}" ]; then
+    if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
 fi
-"$PY" -c 'import torch; print("gpu-check on", torch.cuda.get_device_name(), "torch", torch.__version__, "cuda", torch.version.cuda)' \
-    | tee "$OUT/gpu-check-device.txt"
+if ! "$PYTHON" -c 'import bentoml' 2>/dev/null && [ -d .whl ]; then
+    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        || { echo "gpu-check: the carried wheels did not install" >&2; exit 2; }
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export FIXTURE_REUSE=1 BENTOML_DO_NOT_TRACK=true PYTHONUNBUFFERED=1
+if [ "$REHEARSAL" = 1 ]; then
+    echo "gpu-check rehearsal on the CPU: fixture model, tiny sizes; no number here means anything" | tee "$WORK/device.txt"
+elif ! "$PYTHON" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+    echo "gpu-check: torch sees no CUDA device here; nothing to check (GPU_CHECK_REHEARSAL=1 rehearses it)" >&2
+    exit 2
+else
+    "$PYTHON" -c 'import torch; print(torch.cuda.get_device_name(), "torch", torch.__version__, "cuda", torch.version.cuda)' \
+        | tee "$WORK/device.txt"
+    nvidia-smi --query-gpu=name,memory.total,power.limit --format=csv,noheader >> "$WORK/device.txt" 2>/dev/null
+fi
 status=0
-step() {  # step NAME COMMAND...: run, log to $OUT/gpu-check-NAME.log, remember a failure, go on
+started=$(date +%s)
+step() {  # step NAME COMMAND...: run, log to $WORK/NAME.log, remember a failure, go on
     local name=$1; shift
-    echo "== $name: $*"
-    "$@" >"$OUT/gpu-check-$name.log" 2>&1 || { echo "== $name FAILED (see $OUT/gpu-check-$name.log)"; status=1; }
-    tail -n 5 "$OUT/gpu-check-$name.log"
+    echo "== $name ($(( $(date +%s) - started )) s in): $*"
+    "$@" >"$WORK/$name.log" 2>&1 || { echo "== $name FAILED (see its log)"; status=1; }
+    tail -n 4 "$WORK/$name.log"
 }
-step tests "$PY" -m pytest -q -p no:cacheprovider tests/gpu
-step offline "$PY" -m bench --systems offline --offline-batch-sizes 1,32,128,256,512 \
-    --engines transformers:bfloat16,ctranslate2:float16 --duration "$SECONDS_PER_POINT" --warmup 3 \
-    --name gpu-offline --output "$OUT"
-step service-1record "$PY" -m bench --systems service --records 1 --concurrency 1,64,512 --max-batch-size 512 \
-    --max-concurrency 1024 --duration "$SECONDS_PER_POINT" --warmup 5 --name gpu-service-1record --output "$OUT"
-step service-16records "$PY" -m bench --systems service --records 16 --concurrency 32 --max-batch-size 512 \
-    --duration "$SECONDS_PER_POINT" --warmup 5 --name gpu-service-16records --output "$OUT"
+wants() { [[ ",$PARTS," == *",$1,"* ]]; }
+if [ "$REHEARSAL" = 1 ]; then
+    MODEL=(--model build/fixture-model); BATCHES=1,8; SERVICE=(--smoke); CLIENTS=8; BIG=8; SIXTEEN=2
+else
+    MODEL=(); BATCHES=1,64,512,1024,2048; SERVICE=(); CLIENTS=512; BIG=512; SIXTEEN=64
+fi
+wants tests && step tests "$PYTHON" -m pytest -q -p no:cacheprovider tests/gpu
+wants engines && step engines "$PYTHON" -m bench.engines "${MODEL[@]}" --engines transformers:bfloat16,compiled:bfloat16 \
+    --beams 1,5 --batches "$BATCHES" --seconds "$SECONDS_PER_POINT" --profile "512,1024" --name gpu-engines \
+    --output "$WORK" --logs "$WORK/engines"
+service() {  # service NAME ENGINE RUNNER RECORDS CLIENTS
+    step "service-$1" "$PYTHON" -m bench "${SERVICE[@]}" --systems service --engines "$2" --runner "$3" \
+        --records "$4" --concurrency "$5" --max-batch-size "$BIG" --max-concurrency 2048 --duration "$SECONDS_PER_POINT" \
+        --warmup 3 --name "gpu-service-$1" --output "$WORK" --logs "$WORK/service-$1"
+}
+if wants service; then
+    service transformers-thread transformers:bfloat16 thread 1 "$CLIENTS"
+    service transformers-process transformers:bfloat16 process 1 "$CLIENTS"
+    service transformers-process-16records transformers:bfloat16 process 16 "$SIXTEEN"
+    service auto-process auto:auto process 1 "$CLIENTS"
+fi
+"$PYTHON" -m bench.gpu_summary "$WORK" "$OUT" || status=1
+tar -czf "$OUT/gpu-check-logs.tar.gz" -C "$WORK" . 2>/dev/null
+echo "gpu-check: $(( $(date +%s) - started )) s; $OUT/gpu-check.md, .json and gpu-check-logs.tar.gz"
 exit $status

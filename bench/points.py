@@ -18,6 +18,7 @@ import psutil
 import requests
 
 from bench import offline, workload
+from bench.environment import GpuSampler
 from bench.memory import MemorySampler
 from bench.rows import Row
 from bench.tokens import generated_tokens, outputs_path, write_outputs
@@ -139,27 +140,29 @@ class Point:
         self.sampler.reset()
         self.cpu_before = sum(psutil.Process().cpu_times()[:2])
         self.server_cpu_before = server_cpu(self.server)
+        self.gpu = GpuSampler().__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.gpu.__exit__(*exc)
         self.cpu_s = sum(psutil.Process().cpu_times()[:2]) - self.cpu_before
         # Per process, so that a worker started or gone meanwhile counts from zero or not at all.
-        self.engine_cpu_s = self.api_cpu_s = 0.0
-        for pid, (cpu_s, engine) in server_cpu(self.server).items():
-            spent = cpu_s - self.server_cpu_before.get(pid, (0.0, engine))[0]
-            if engine:
-                self.engine_cpu_s += spent
-            else:
-                self.api_cpu_s += spent
+        self.role_cpu_s = dict.fromkeys(ROLES, 0.0)
+        for pid, (cpu_s, role) in server_cpu(self.server).items():
+            self.role_cpu_s[role] += cpu_s - self.server_cpu_before.get(pid, (0.0, role))[0]
         self.peak = self.sampler.peak()
         pieces_after, calls_after = server_stats(self.server)
         self.calls = calls_after - self.calls_before
         self.pieces = pieces_after - self.pieces_before
 
 
-def server_cpu(server: Server) -> dict[int, tuple[float, bool]]:
-    """CPU seconds (user + system) of each process of the server, and whether it is an engine: the
-    rest are the API workers and BentoML's own (its arbiter, which does next to nothing)."""
+# A server's processes: its engines, their model runners (translator/engine/model_runner.py), and
+# the rest (API workers, and BentoML's arbiter, which does next to nothing).
+ROLES = ("engine", "runner", "api")
+
+
+def server_cpu(server: Server) -> dict[int, tuple[float, str]]:
+    """CPU seconds (user + system) of each process of the server, and its role (`ROLES`)."""
     from translator.shm.engine_process import engine_pids
 
     try:
@@ -171,7 +174,8 @@ def server_cpu(server: Server) -> dict[int, tuple[float, bool]]:
     out = {}
     for process in processes:
         try:
-            out[process.pid] = (sum(process.cpu_times()[:2]), process.pid in engines)
+            role = "engine" if process.pid in engines else "runner" if process.ppid() in engines else "api"
+            out[process.pid] = (sum(process.cpu_times()[:2]), role)
         except psutil.NoSuchProcess:
             continue
     return out
@@ -221,9 +225,12 @@ def load_row(
         extra={
             # The server's CPU in the point, API side and engine, and the API's per request handled
             # (refusals included): in a refusal storm, what a refusal costs.
-            "api_cpu_s": round(point.api_cpu_s, 3),
-            "engine_cpu_s": round(point.engine_cpu_s, 3),
-            "api_cpu_ms_per_request": round(1000 * point.api_cpu_s / handled, 3) if handled else None,
+            "api_cpu_s": round(point.role_cpu_s["api"], 3),
+            "engine_cpu_s": round(point.role_cpu_s["engine"], 3),
+            "runner_cpu_s": round(point.role_cpu_s["runner"], 3),
+            "api_cpu_ms_per_request": round(1000 * point.role_cpu_s["api"] / handled, 3) if handled else None,
+            # The GPU over the point (nvidia-smi), where there is one: busy fraction, memory, power.
+            **(point.gpu.summary() or {}),
         },
     ).as_dict()
     logger.info(

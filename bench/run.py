@@ -14,23 +14,18 @@ import argparse
 import copy
 import dataclasses
 import hashlib
-import json
 import logging
-import os
-import platform
 import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import psutil
 import yaml
 
 from bench import checkpoint, report, servers, workload
+from bench.environment import git_state, machine
 from bench.memory import MemorySampler
 from bench.points import Setup, run_offline, run_point
 from bench.scenarios import (
@@ -42,7 +37,6 @@ from bench.scenarios import (
     run_repeated,
 )
 from bench.tokens import tokens_exact
-from fixture.cpuinfo import cpu_fields
 from harness.servers import Server, register, start_server
 from translator.config import (
     API_SERVICE,
@@ -56,6 +50,7 @@ from translator.config import (
 from translator.engine.backends import choose, is_converted
 from translator.engine.backends.ctranslate2_convert import convert, converted_path
 from translator.engine.batch_limits import CPU_MAX_BATCH_SIZE
+from translator.store import ctranslate2_unavailable
 
 logger = logging.getLogger("bench")
 
@@ -139,6 +134,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         default=CPU_MAX_BATCH_SIZE,
         help="the service's batching.max_batch_size, and the offline full batch (default: %(default)s, the CPU's)",
     )
+    parser.add_argument(
+        "--runner",
+        choices=("auto", "thread", "process"),
+        help="where generate runs (engine.runner; default: the file's)",
+    )
     parser.add_argument("--linger-max-ms", type=float, help="the service's scheduling.linger_max_ms for this run")
     parser.add_argument("--overload-factor", type=float, default=4.0, help="overload: offered load / capacity")
     parser.add_argument("--name", help="result file name (default: cpu, cuda or smoke)")
@@ -170,6 +170,7 @@ def bench_config(
     dtype: str | None = None,
     max_batch_size: int = CPU_MAX_BATCH_SIZE,
     max_concurrency: int | None = None,
+    runner: str | None = None,
 ) -> Settings:
     """The repository's configuration with the benchmark's generation settings; BentoML validates
     the file against its v1 schema, so only `services:` is at the top level."""
@@ -192,11 +193,13 @@ def bench_config(
         engine["backend"] = backend
     if dtype is not None:
         engine["dtype"] = dtype
+    if runner is not None:
+        engine["runner"] = runner
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "# Written by `python -m bench` from bentoconfiguration.yaml: only generation settings "
-        "(and max_batch_size, max_concurrency, max_latency_ms, linger_max_ms, backend, dtype, if given) differ.\n"
-        + yaml.safe_dump(config, sort_keys=False),
+        "(and max_batch_size, max_concurrency, max_latency_ms, linger_max_ms, backend, dtype, runner, if given) "
+        "differ.\n" + yaml.safe_dump(config, sort_keys=False),
         encoding="utf-8",
     )
     settings = load_settings(path)
@@ -232,43 +235,6 @@ def resolve_model(args: argparse.Namespace) -> tuple[Path, str, dict[str, Any]]:
         "checkpoint_check_s": round(time.perf_counter() - started, 1),
     }
     return directory, str(directory), info
-
-
-def machine() -> dict[str, Any]:
-    cpu = cpu_fields().get("model name", platform.processor() or platform.machine())
-    probe = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import json, torch; c = torch.cuda.is_available(); print(json.dumps({'cuda': c, "
-            "'device': torch.cuda.get_device_name() if c else 'cpu', 'threads': torch.get_num_threads()}))",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    torch_info = json.loads(probe.stdout) if probe.returncode == 0 else {}
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "cores_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
-        "device": torch_info.get("device"),
-        "torch_default_threads": torch_info.get("threads"),
-        "python": platform.python_version(),
-        "torch": metadata.version("torch"),
-        "transformers": metadata.version("transformers"),
-        "bentoml": metadata.version("bentoml"),
-        "platform": platform.platform(),
-    }
-
-
-def git_state() -> dict[str, Any]:
-    def git(*arguments: str) -> str:
-        done = subprocess.run(["git", *arguments], cwd=ROOT, capture_output=True, text=True, check=False)
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    return {"commit": git("rev-parse", "HEAD") or "unknown", "dirty": bool(git("status", "--porcelain"))}
 
 
 def engine_label(settings: Settings) -> str:
@@ -347,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             dtype,
             args.max_batch_size,
             args.max_concurrency,
+            args.runner,
         )
         configs.append((engine_label(settings), config_path, settings))
     labels = [label for label, _, _ in configs]
@@ -433,7 +400,7 @@ def run_systems(
 ) -> None:
     """One engine's systems. Appends each point's row to `rows` as soon as it is measured."""
     log_dir = Path(meta["log_dir"])
-    if choose(settings.engine)[0] == "ctranslate2":
+    if choose(settings.engine)[0] == "ctranslate2" and ctranslate2_unavailable() is None:
         # The offline limit and the baseline read a checkpoint directory, not the store (where
         # save_model.py converts it for the service).
         model_dir = converted_twin(model_dir)

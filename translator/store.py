@@ -176,7 +176,7 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         pass
     else:
         if str(bentoml.models.get(f"{MODEL_NAME}:latest").tag) == tag:
-            if not is_converted(Path(stored.path)):
+            if not is_converted(Path(stored.path)) and ctranslate2_unavailable() is None:
                 # An entry made before the CTranslate2 conversion existed: converted in place
                 # (staged, then renamed), never deleted first, so a conversion that fails (memory,
                 # disk) leaves this entry serving on transformers rather than an older one.
@@ -207,12 +207,20 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
     }
     if source.revision:
         metadata["revision"] = source.revision
-    import ctranslate2
+    # Prepared for every engine there is (translator/engine/backends): the transformers backends read
+    # the checkpoint's files, CTranslate2 its conversion in a subdirectory.
+    why = ctranslate2_unavailable()
+    if why is None:
+        import ctranslate2
 
-    # Prepared for every engine (translator/engine/backends): the transformers backend reads the
-    # checkpoint's files, the CTranslate2 one its conversion in a subdirectory.
-    metadata["engines"] = {"transformers": ".", "ctranslate2": CONVERTED_DIR}
-    metadata["ctranslate2_version"] = ctranslate2.__version__
+        metadata["engines"] = {"transformers": ".", "ctranslate2": CONVERTED_DIR}
+        metadata["ctranslate2_version"] = ctranslate2.__version__
+    else:
+        # A machine without it (the lent GPU machines: its CUDA build needs CUDA 12's cuBLAS): the
+        # entry serves on transformers, and save_model.py run again where it is installed converts it.
+        logger.warning("registering %s without its CTranslate2 conversion: %s", model_id, why)
+        metadata["engines"] = {"transformers": "."}
+        metadata["ctranslate2_unavailable"] = why
     with bentoml.models.create(
         tag,
         labels={"family": family, "source_kind": source.kind, "checkpoint": model_name(model_id)},
@@ -220,10 +228,20 @@ def register(model_id: str = DEFAULT_MODEL_ID, *, progress: bool = True) -> str:
         signatures=SIGNATURES,  # type: ignore[arg-type]
     ) as model:
         _copy(files, Path(model.path), progress=progress)
-        logger.info("converting %s for CTranslate2", model_id)
-        _convert(source.directory, Path(model.path))
+        if why is None:
+            logger.info("converting %s for CTranslate2", model_id)
+            _convert(source.directory, Path(model.path))
     logger.info("registered %s as %s, now %s:latest", model_id, tag, MODEL_NAME)
     return tag
+
+
+def ctranslate2_unavailable() -> str | None:
+    """Why the checkpoint cannot be converted for CTranslate2 here, None where it can."""
+    try:
+        import ctranslate2  # noqa: F401
+    except ImportError as exc:
+        return f"ctranslate2 cannot be imported here ({exc}); the model serves on transformers"
+    return None
 
 
 def entry_info(tag: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
-"""The model-owning class on CUDA, on both backends, in the half-precision types they run there.
+"""The model-owning class on CUDA, on every backend, in the half-precision types they run there.
 
 Marked `gpu`: skipped, saying so, where torch sees no CUDA device (tests/conftest.py), so the
-suite stays green on CPU-only machines and these run wherever a GPU is.
+suite stays green on CPU-only machines and these run wherever a GPU is. Exact on the fixture: the
+translations eager float32 gives on the CPU (the corpus), whatever the backend and precision.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.corpus import corpus_sentences
-from translator.config import Engine
+from translator.config import Engine, Generation
 from translator.contract.protocol import Piece
+from translator.engine.model_runner import RunnerProcess
 from translator.engine.translator import Translator
 
 pytestmark = pytest.mark.gpu
@@ -20,6 +22,7 @@ pytestmark = pytest.mark.gpu
 SETTINGS = [
     ("transformers", "bfloat16"),
     ("transformers", "float16"),
+    ("compiled", "bfloat16"),
     ("ctranslate2", "float16"),
     ("ctranslate2", "bfloat16"),
     ("ctranslate2", "int8_float16"),
@@ -27,13 +30,16 @@ SETTINGS = [
 
 
 @pytest.fixture(scope="module", params=SETTINGS, ids=["-".join(s) for s in SETTINGS])
-def translator(request: pytest.FixtureRequest, converted_fixture_model: Path) -> Translator:
+def translator(request: pytest.FixtureRequest, fixture_model: Path) -> Translator:
     import torch
 
     backend, dtype = request.param
     if "bfloat16" in dtype and not torch.cuda.is_bf16_supported():
         pytest.skip("this GPU has no bfloat16")
-    return Translator(converted_fixture_model, Engine(backend=backend, device="cuda", dtype=dtype, warmup=False))
+    model = request.getfixturevalue("converted_fixture_model") if backend == "ctranslate2" else fixture_model
+    # In this process (runner: thread), so that the test can look at the model itself.
+    engine = Engine(backend=backend, device="cuda", dtype=dtype, warmup=False, runner="thread")  # type: ignore[arg-type]
+    return Translator(model, engine)
 
 
 def pieces(pairs: list[tuple[str, str, str, str]]) -> list[Piece]:
@@ -42,7 +48,7 @@ def pieces(pairs: list[tuple[str, str, str, str]]) -> list[Piece]:
 
 def test_runs_on_the_gpu_in_the_type_asked_for(translator: Translator) -> None:
     assert translator.device == "cuda"
-    if translator.backend.name == "transformers":
+    if translator.backend.name in ("transformers", "compiled"):
         parameter = next(translator.backend.model.parameters())  # type: ignore[attr-defined]
         assert parameter.is_cuda and str(parameter.dtype) == f"torch.{translator.precision}"
     else:
@@ -67,3 +73,31 @@ def test_batched_output_equals_single_output(translator: Translator) -> None:
     assert [r.error for r in together] == [r.error for r in alone] == [None] * len(batch)
     assert [r.text for r in together] == [r.text for r in alone]
     assert len({(p.source, p.target) for p in batch}) > 3
+
+
+def test_the_compiled_engine_ran_compiled(translator: Translator) -> None:
+    if translator.backend.name != "compiled":
+        pytest.skip("compiled backend only")
+    described = translator.backend.describe()
+    assert described["compile_mode"] == "reduce-overhead"
+    assert described["compiled_calls"] > 0 and described["eager_calls"] == 0
+
+
+def test_beam_search_on_the_compiled_engine_is_exact(fixture_model: Path) -> None:
+    translator = Translator(
+        fixture_model,
+        Engine(backend="compiled", device="cuda", dtype="bfloat16", warmup=False, runner="thread"),
+        Generation(num_beams=5),
+    )
+    pairs = corpus_sentences()
+    assert [r.text for r in translator.translate(pieces(pairs))] == [expected for *_, expected in pairs]
+
+
+def test_on_cuda_the_model_runs_in_a_process_of_its_own_and_answers_the_same(fixture_model: Path) -> None:
+    translator = Translator(fixture_model, Engine(backend="transformers", device="cuda", dtype="bfloat16"))
+    try:
+        assert isinstance(translator.backend, RunnerProcess)
+        pairs = corpus_sentences()
+        assert [r.text for r in translator.translate(pieces(pairs))] == [expected for *_, expected in pairs]
+    finally:
+        translator.close()

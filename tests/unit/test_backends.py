@@ -193,3 +193,53 @@ def test_registration_refuses_weights_it_cannot_convert(fixture_model, tmp_path)
     (broken / "model.safetensors").write_bytes(b"not a checkpoint")
     with pytest.raises(RuntimeError, match=r"(?s)failed \(2\).*could not be converted for CTranslate2"):
         register(broken, tmp_path / "home")
+
+
+def test_registration_without_ctranslate2_serves_on_transformers_and_says_why(fixture_model, tmp_path):
+    # The lent GPU machines have no ctranslate2 (its CUDA build needs CUDA 12's cuBLAS): a module of
+    # that name that cannot be imported stands for the missing package there.
+    import subprocess
+    import sys
+
+    from harness.servers import ROOT
+
+    shadow = tmp_path / "without-ctranslate2"
+    shadow.mkdir()
+    (shadow / "ctranslate2.py").write_text('raise ImportError("No module named ctranslate2")\n')
+    home = tmp_path / "home"
+    env = {**os.environ, "BENTOML_HOME": str(home), "BENTOML_DO_NOT_TRACK": "true", "PYTHONPATH": str(shadow)}
+    done = subprocess.run(
+        [sys.executable, "save_model.py", "--model-id", str(fixture_model), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "without its CTranslate2 conversion: ctranslate2 cannot be imported here" in done.stderr
+    name, version = done.stdout.strip().splitlines()[-1].split(":")
+    stored = home / "models" / name / version
+    assert not (stored / "ctranslate2").exists()
+    assert "ctranslate2_unavailable" in (stored / "model.yaml").read_text()
+    translate = (
+        "import sys; from translator.config import Engine; from translator.contract.protocol import Piece;"
+        "from translator.engine.translator import Translator;"
+        "t = Translator(sys.argv[1], Engine(device='cpu'));"
+        "print(t.backend.name, t.translate([Piece(text='Life is like a box of chocolates.', source='en', "
+        "target='fr')])[0].text)"
+    )
+    served = subprocess.run(
+        [sys.executable, "-c", translate, str(stored)], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert served.returncode == 0, served.stderr[-3000:]
+    assert served.stdout.strip().splitlines()[-1] == "transformers La vie, c'est comme une boîte de chocolats."
+
+
+def test_auto_runs_transformers_where_ctranslate2_is_not_installed(converted_fixture_model, monkeypatch):
+    # The lent GPU machines: a converted entry, but no ctranslate2 to run it.
+    from translator.engine import backends
+
+    monkeypatch.setattr(backends, "ctranslate2_installed", lambda: False)
+    assert choose(Engine(device="cpu"), model_dir=converted_fixture_model)[0] == "transformers"
+    assert backends.cuda_candidates(converted_fixture_model) == [("compiled", "bfloat16"), ("transformers", "bfloat16")]

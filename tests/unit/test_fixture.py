@@ -281,6 +281,23 @@ def test_second_build_is_a_no_op(model_dir: Path) -> None:
     assert {path.name: path.stat().st_mtime_ns for path in model_dir.iterdir()} == before
 
 
+def test_a_carried_build_is_used_as_it_is_when_told(model_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    # As on a lent GPU machine: a build whose stamp names another CPU and other versions.
+    import shutil
+
+    from fixture.build import REUSE_ENV, STAMP_NAME
+
+    carried = tmp_path / "carried"
+    shutil.copytree(model_dir, carried)
+    (carried / STAMP_NAME).write_text('{"digest": "made elsewhere"}\n')
+    before = _file_bytes(carried)
+    monkeypatch.setenv(REUSE_ENV, "1")
+    started = time.perf_counter()
+    assert build_fixture(carried) == carried.resolve()
+    assert time.perf_counter() - started < 10  # nothing was trained
+    assert _file_bytes(carried) == before
+
+
 def test_forced_rebuild_is_byte_identical(model_dir: Path) -> None:
     # Training runs on one fixed CPU thread with deterministic kernels and a
     # fixed seed, and sentencepiece trains single-threaded, so a rebuild on the

@@ -22,6 +22,7 @@ child dies, every call fails at once, `failure` says why, and the engine reports
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -160,10 +161,10 @@ class RunnerProcess:
     def close(self) -> None:
         """Ask the child to stop; killed if it has not within STOP_TIMEOUT_S."""
         if self._process.poll() is None and self.failure is None:
-            try:
-                self._call("stop")
-            except (RunnerGone, RunnerError, OSError):
-                pass
+            # Not through `_call`: a child that is exiting on its own (it failed to load) is no failure.
+            with self._lock, contextlib.suppress(OSError, EOFError):
+                self._connection.send(("stop",))
+                self._connection.recv()
         try:
             self._process.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:

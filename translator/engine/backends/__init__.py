@@ -89,6 +89,10 @@ def choose(engine: Engine, cuda_available: bool | None = None, model_dir: str | 
                 raise ConversionMissing(missing_conversion(model_dir))
             logger.warning("%s has no CTranslate2 conversion: running it on transformers", model_dir)
             backend = "transformers"
+        elif backend == "ctranslate2" and not ctranslate2_installed() and torch_installed():
+            # A machine without it (the lent GPU machines): auto is the fastest engine there is here.
+            logger.warning("ctranslate2 is not installed here: running the model on transformers")
+            backend = "transformers"
     if backend in TORCH_BACKENDS and not torch_installed():
         # The CPU image ships CTranslate2 alone (deploy/image): no torch, so no transformers engine.
         raise ValueError(
@@ -142,6 +146,10 @@ def has_weights(model_dir: Path) -> bool:
     return any((model_dir / name).is_file() for name in WEIGHT_FILES)
 
 
+def ctranslate2_installed() -> bool:
+    return importlib.util.find_spec("ctranslate2") is not None
+
+
 def torch_installed() -> bool:
     return importlib.util.find_spec("torch") is not None
 
@@ -181,7 +189,7 @@ def measured_on_cuda(engine: Engine, model_dir: str | Path) -> bool:
 def cuda_candidates(model_dir: str | Path) -> list[tuple[str, str]]:
     """`CUDA_CANDIDATES` that can run this model here: CTranslate2 where it is installed and the model
     converted (the GPU image), the torch backends everywhere torch is."""
-    converted = is_converted(Path(model_dir)) and importlib.util.find_spec("ctranslate2") is not None
+    converted = is_converted(Path(model_dir)) and ctranslate2_installed()
     return [(backend, dtype) for backend, dtype in CUDA_CANDIDATES if backend != "ctranslate2" or converted]
 
 
