@@ -88,6 +88,37 @@ def write_config(path: Path, runner: str, scale: float, lock_share: float, batch
     return path
 
 
+def write_real_config(path: Path, engine: str, runner: str) -> Path:
+    """The fixture on a real engine (`backend:dtype`), cache off, as shipped else."""
+    backend, _, dtype = engine.partition(":")
+    config = copy.deepcopy(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8")))
+    translation = config["services"][ENGINE_SERVICE].setdefault("translation", {})
+    translation.setdefault("engine", {}).update(backend=backend, dtype=dtype, runner=runner)
+    translation.setdefault("cache", {})["size"] = 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# bench/standin.py, {engine}, runner {runner}\n" + yaml.safe_dump(config), encoding="utf-8")
+    load_settings(path)
+    return path
+
+
+def run_real(engine: str, runner: str, args: argparse.Namespace, tag: str) -> dict[str, Any]:
+    """A real engine beside the stand-in: the engine process's CPU per one-record call, and what a
+    thread or a process of its own does to the model's batches (32 one-record clients, the fixture)."""
+    name = f"{engine.replace(':', '-')}-{runner}"
+    config = write_real_config(args.logs / f"{name}.yaml", engine, runner)
+    server = start_server(args.home, tag, args.logs / f"{name}.log", config)
+    try:
+        jobs = requests_of(1, 64, echo=False)
+        checked_pass(server, jobs)
+        script = lua_script(args.logs / f"{name}.lua", "/translation", [j.body for j in jobs])
+        row = measured(server, CpuMeter(server), 32, args.duration, "/translation", script, 1)
+        row.update(runner=runner, scale=f"fixture, {engine}", load="1 record x 32")
+        row["sentences_per_s"] = row["requests_per_s"]
+        return row
+    finally:
+        server.stop()
+
+
 def offline_batch_s(scale: float, lock_share: float, batch: int = BATCH, repeats: int = 3) -> float:
     """The stand-in's own time for a batch of `batch` rows, nothing else running in this process:
     the offline limit's denominator (the fastest of `repeats`)."""
@@ -151,20 +182,25 @@ def report(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
         "",
         f"`{meta['command']}` at {meta['git']}, {meta['machine']['cpu']}, {meta['machine']['cores']} cores,"
         f" {meta['date']}. Stand-in: the H100's eager batch times x scale, {meta['lock_share']:.0%} of each step"
-        f" holding the interpreter lock; batch limit {BATCH}, cache off; wrk -t1, {meta['seconds']} s a load.",
+        f" holding the interpreter lock; batch limit {BATCH}, cache off; wrk -t1, {meta['seconds']} s a load."
+        " Cores: each process group's CPU over the load; engine ms/request: the engine process's CPU per call"
+        " (event loop, cache, scheduler, tokenizer, and the model too where the runner is a thread).",
         "",
         "| scale | runner | load | sentences/s | offline limit | x offline | mean batch | batch s in service |"
         " batch s offline | stretch | device busy | x offline busy | engine cores | runner cores | API cores |"
-        " p50 ms | p99 ms | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " engine ms/request | p50 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        batch_s = r.get("service_batch_s") or (r["batch_seconds"] / r["batches"] if r["batches"] else None)
+        scale = r["scale"] if isinstance(r["scale"], str) else f"{r['scale']:g}"
         lines.append(
-            f"| {r['scale']:g} | {r['runner']} | {r['load']} | {r['sentences_per_s']:.0f} |"
-            f" {r['offline_limit_sentences_per_s']:.0f} | {f(r['vs_offline_limit'])} | {f(r['mean_batch_pieces'], 0)} |"
-            f" {f(r['service_batch_s'], 3)} | {f(r['offline_batch_s_at_mean'], 3)} | {f(r['batch_stretch'])} |"
-            f" {f(r['device_busy'])} | {f(r['device_busy_vs_offline'])} | {f(r['engine_cores'])} |"
-            f" {f(r['runner_cores'])} | {f(r['api_cores'])} | {f(r['p50_ms'], 0)} | {f(r['p99_ms'], 0)} |"
+            f"| {scale} | {r['runner']} | {r['load']} | {r['sentences_per_s']:.0f} |"
+            f" {f(r.get('offline_limit_sentences_per_s'), 0)} | {f(r.get('vs_offline_limit'))} |"
+            f" {f(r['mean_batch_pieces'], 0)} | {f(batch_s, 3)} | {f(r.get('offline_batch_s_at_mean'), 3)} |"
+            f" {f(r.get('batch_stretch'))} | {f(r.get('device_busy'))} | {f(r.get('device_busy_vs_offline'))} |"
+            f" {f(r['engine_cores'])} | {f(r['runner_cores'])} | {f(r['api_cores'])} |"
+            f" {f(r['engine_cpu_ms_per_request'], 3)} | {f(r['p50_ms'], 0)} | {f(r['p99_ms'], 0)} |"
             f" {r['non_2xx'] + r['socket_errors'] + r['engine_refusals']:.0f} |"
         )
     return "\n".join(lines) + "\n"
@@ -175,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runners", default=",".join(RUNNERS), help=f"any of {', '.join(RUNNERS)}")
     parser.add_argument("--scales", default="1,8", help="multipliers of the stand-in's batch times, a server each")
     parser.add_argument("--lock-share", type=float, default=H100_EAGER_LOCK_SHARE)
+    parser.add_argument("--real", default="", help="also the fixture on these engines (backend:dtype,...)")
     parser.add_argument("--duration", type=float, default=20.0, help="measured seconds per load")
     parser.add_argument("--name", default="standin")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results")
@@ -188,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tag = register(args.model, args.home)
     args.logs.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
+    for engine in (e for e in args.real.split(",") if e):
+        rows += [run_real(engine, runner, args, tag) for runner in runners]
     for scale in (float(s) for s in args.scales.split(",") if s):
         offline_s = offline_batch_s(scale, args.lock_share)
         for runner in runners:

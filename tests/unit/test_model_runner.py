@@ -59,14 +59,17 @@ def wait_until(condition, timeout_s: float = 15.0) -> bool:
     return True
 
 
-def test_where_generate_runs(fixture_model) -> None:
-    assert in_process(Engine(runner="process"), fixture_model)
+def test_where_generate_runs(fixture_model, converted_fixture_model) -> None:
+    assert in_process(Engine(runner="process", backend="ctranslate2"), fixture_model)
     assert not in_process(Engine(runner="thread", device="cuda", backend="transformers"), fixture_model)
-    # auto: a process on CUDA and for the stand-in that holds the lock; the CPU engines stay in a thread.
+    # auto: a process for the torch engines, on any device, and for the stand-in that holds the
+    # lock; CTranslate2 (C++, the lock released) and the sleeping stand-in stay in a thread.
     assert in_process(Engine(device="cuda", backend="transformers"), fixture_model)
+    assert in_process(Engine(device="cpu", backend="compiled"), fixture_model)
+    assert in_process(Engine(device="cpu"), fixture_model)  # no conversion: transformers
+    assert not in_process(Engine(device="cpu"), converted_fixture_model)  # CTranslate2 int8
     assert in_process(Engine(backend="simulated", simulated_lock_share=0.5), fixture_model)
     assert not in_process(Engine(backend="simulated"), fixture_model)
-    assert not in_process(Engine(device="cpu"), fixture_model)
     assert isinstance(start_backend(simulated_spec(simulated_lock_share=0.5)), RunnerProcess)
     assert isinstance(start_backend(simulated_spec()), SimulatedBackend)
 

@@ -4,20 +4,23 @@ Eager `generate` on CUDA is a Python loop launching thousands of small kernels a
 launch holding the interpreter lock. In the engine process that lock is also the event loop's,
 which reads every call off the channel, looks it up in the cache and schedules it: measured on an
 H100, one-record traffic got 0.17x of the engine's own rate with the GPU busy under 15% of the
-time, each side waiting for the other at the switch interval (issue #37). So on CUDA the backend
-runs in a child process (`RunnerProcess`) that does nothing else: the engine process keeps the
+time (issue #37; the likely cause, each side waiting for the lock, is not yet measured there). So the backend can
+run in a child process (`RunnerProcess`) that does nothing else: the engine process keeps the
 tokenizer, the scheduler and the cache, and hands it batches of token ids over a socket pair,
 getting token ids back. Everything above the backend (translator/engine/translator.py) is the same
 either way: a `RunnerProcess` is a `Backend`.
 
-CTranslate2 and torch on the CPU release the lock while they compute, so there the backend stays
-in a thread of the engine process (`runner: auto`), which saves a process and a copy of the
-batch; `runner: process` or `thread` in the file forces either.
+`runner: auto` does so for the torch backends (transformers, compiled) on any device: measured on
+2 CPU cores with the fixture on transformers float32, one-record traffic got 397 sentences/s with
+the model in a process against 271 in a thread (bench/results/standin.md). CTranslate2 decodes in
+C++ without the lock and stays in a thread (508 against 526, the same within the noise), which
+saves a process and a copy of each batch; `runner: process` or `thread` forces either.
 
 The child ignores SIGINT and SIGTERM: it stops when the engine tells it to, or when the engine
 process is gone (its end of the socket closes), so the engine can drain before it stops. If the
-child dies, every call fails at once, `failure` says why, and the engine reports not ready
-(translator/engine/health.py), which restarts the pod.
+child dies, every call fails at once, `failure` says why, the engine's watchdog refuses the
+waiting callers (translator/engine/health.py), and the engine process exits (service.py): a new
+engine and child outside a container, a restarted pod inside one.
 """
 
 from __future__ import annotations
@@ -38,7 +41,16 @@ from typing import Any
 
 import translator
 from translator.config import Engine, with_engine
-from translator.engine.backends import Backend, Decoding, Generated, SpecialIds, cuda_candidates, fastest, load_backend
+from translator.engine.backends import (
+    TORCH_BACKENDS,
+    Backend,
+    Decoding,
+    Generated,
+    SpecialIds,
+    cuda_candidates,
+    fastest,
+    load_backend,
+)
 from translator.engine.backends import choose as choose_backend
 from translator.engine.backends.base import MemoryStats
 
@@ -82,7 +94,7 @@ def in_process(engine: Engine, model_dir: str | Path) -> bool:
     if engine.runner != "auto":
         return engine.runner == "process"
     backend, device, _ = choose_backend(engine, model_dir=model_dir)
-    return device.startswith("cuda") or (backend == "simulated" and engine.simulated_lock_share > 0)
+    return backend in TORCH_BACKENDS or (backend == "simulated" and engine.simulated_lock_share > 0)
 
 
 def start_backend(spec: BackendSpec) -> Backend:
