@@ -323,3 +323,41 @@ def test_engine_death_in_a_container_is_503_then_the_server_exits(fresh_home, mo
         print(f"\nin a container: server exited with {code} {exited:.1f}s after the engine was killed")
     finally:
         srv.stop(timeout=0)  # and any worker the exit left behind
+
+
+def test_model_runner_death_is_503_then_a_new_engine_serves(fresh_home, tmp_path: Path) -> None:
+    # generate in a process of its own (translator/engine/model_runner.py): its death is the engine's.
+    home, tag = fresh_home
+
+    def process_runner(services: dict) -> None:
+        engine = services["TranslationEngine"]["translation"]["engine"]
+        engine.update(backend="transformers", runner="process")
+
+    srv = start_server(home, tag, home / "server-runner.log", config=config_with(tmp_path, process_runner))
+    try:
+        engine = engine_process(srv)
+        [runner] = [p for p in engine.children() if "translator.engine.model_runner" in " ".join(p.cmdline())]
+        with Traffic(srv.url) as traffic:
+            time.sleep(2)
+            runner.kill()
+            killed_at = time.monotonic()
+            # The engine exits after refusing its callers; outside a container a new one (and runner)
+            # starts, loads and warms up.
+            assert psutil.wait_procs([engine], timeout=30)[0], "the engine outlived its model runner"
+            deadline = time.monotonic() + 120
+            while requests.get(f"{srv.url}/readyz", timeout=10).status_code != 200:
+                assert time.monotonic() < deadline, f"no recovery within 120 s:\n{srv.log()[-3000:]}"
+                time.sleep(0.5)
+            recovered = time.monotonic() - killed_at
+            time.sleep(2)
+        check_outcomes(traffic, killed_at, allow_refused_connections=False)
+        statuses = Counter(o[2] for o in traffic.outcomes)
+        assert statuses[503] > 0 and statuses[200] > 0, statuses
+        after_recovery = [o for o in traffic.outcomes if o[0] > killed_at + recovered + 1.0]
+        assert after_recovery and all(o[2] == 200 for o in after_recovery), Counter(o[2] for o in after_recovery)
+        new_engine = engine_process(srv)
+        assert new_engine.pid != engine.pid
+        assert any("translator.engine.model_runner" in " ".join(p.cmdline()) for p in new_engine.children())
+        assert "model runner process" in srv.log() and "the engine process exits" in srv.log()
+    finally:
+        srv.stop()

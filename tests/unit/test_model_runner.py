@@ -111,6 +111,15 @@ def test_the_childs_death_fails_every_call_at_once_and_says_why(runner: RunnerPr
     assert time.monotonic() - started < 1  # no wait on a dead process
 
 
+def test_a_dead_child_is_seen_without_a_call(runner: RunnerProcess) -> None:
+    # The engine's watchdog asks `failure` every second: a child that died while the sentence cache
+    # answered every request must be found too.
+    assert runner.failure is None
+    os.kill(runner.pid, signal.SIGKILL)
+    assert wait_until(lambda: runner.failure is not None)
+    assert f"process {runner.pid} exited with code -9" in str(runner.failure)
+
+
 def test_signals_to_the_group_leave_the_child_to_the_engine(runner: RunnerProcess) -> None:
     # SIGTERM/SIGINT go to every process of a group on Ctrl-C or a stop: the engine drains first and
     # then stops the child itself.
@@ -121,6 +130,7 @@ def test_signals_to_the_group_leave_the_child_to_the_engine(runner: RunnerProces
     pid = runner.pid
     runner.close()
     assert gone(pid)
+    assert runner.failure is None  # stopped, not failed
 
 
 def test_the_child_exits_when_the_engine_process_dies(tmp_path: Path) -> None:

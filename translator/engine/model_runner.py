@@ -139,7 +139,8 @@ class RunnerProcess:
         self._connection = Connection(ours.detach())
         # One exchange at a time: the model thread's batches, the start-up's calibration, probes.
         self._lock = threading.Lock()
-        self.failure: str | None = None
+        self._failure: str | None = None
+        self._closing = False
         self.pid = self._process.pid
         try:
             self.name, self.device, self.precision = self._call("open", spec)
@@ -170,9 +171,23 @@ class RunnerProcess:
         described: dict[str, Any] = self._call("describe")
         return {**described, "runner": f"process {self.pid}"}
 
+    @property
+    def failure(self) -> str | None:
+        """Why the child cannot be asked any more, None while it can: seen at the first call after
+        its death, or here, where the engine's watchdog asks every second (a child that died while
+        the sentence cache answered every request is found all the same)."""
+        if self._failure is None and not self._closing and (code := self._process.poll()) is not None:
+            self._gone(code, "found exited")
+        return self._failure
+
+    def _gone(self, code: int, how: str) -> None:
+        self._failure = f"the engine's model runner process {self.pid} exited with code {code} ({how})"
+        logger.error("%s", self._failure)
+
     def close(self) -> None:
         """Ask the child to stop; killed if it has not within STOP_TIMEOUT_S."""
-        if self._process.poll() is None and self.failure is None:
+        self._closing = True
+        if self._process.poll() is None and self._failure is None:
             # Not through `_call`: a child that is exiting on its own (it failed to load) is no failure.
             with self._lock, contextlib.suppress(OSError, EOFError):
                 self._connection.send(("stop",))
@@ -192,10 +207,8 @@ class RunnerProcess:
                 self._connection.send((kind, *arguments))
                 reply = self._connection.recv()
             except (EOFError, OSError) as exc:
-                code = self._process.wait()
-                self.failure = f"the model runner process {self.pid} exited with code {code} ({type(exc).__name__})"
-                logger.error("%s", self.failure)
-                raise RunnerGone(self.failure) from exc
+                self._gone(self._process.wait(), type(exc).__name__)
+                raise RunnerGone(self._failure) from exc
         if reply[0] == "ok":
             return reply[1]
         raise _error(reply[1], reply[2])
