@@ -271,3 +271,17 @@ def test_a_text_whose_markup_is_not_the_trees_is_refused_rather_than_edited_wron
     for text in ("<a><b/><d/></a>", "<a><b/></a>", "<a><b/><c/><c/></a>"):
         with pytest.raises(BadDocument, match="could not be located"):
             xmltext.spans(text, root, [])
+
+
+def test_units_marked_translate_no_are_left_as_they_are():
+    # XLIFF's translate attribute: the nearest element that has one decides (1.2: trans-unit and
+    # group; 2.0: unit, group and file).
+    source = V12.replace(
+        "<trans-unit id='home.title' resname='home.title'>", "<trans-unit id='home.title' translate='no'>"
+    )
+    source = source.replace("<group id='footer' resname='footer'>", "<group id='footer' translate='no'>")
+    out = translate("shop.xlf", source.encode()).decode()
+    assert "La vie, c'est comme" not in out and "Merci pour le dîner." not in out
+    assert "Allons nous promener dans le parc." in out  # its neighbours are translated
+    overridden = source.replace("<trans-unit id='footer.thanks'>", "<trans-unit id='footer.thanks' translate='yes'>")
+    assert "Merci pour le dîner." in translate("shop.xlf", overridden.encode()).decode()

@@ -46,6 +46,7 @@ def read_xliff(data: bytes, target_language: str) -> Document:
         and len(s) == 0
         and (s.text or "").strip()
         and not _translated(s, ns)
+        and _to_translate(s)
     ]
     edited = [e for source in sources for e in (source, source.getparent(), *_target(source, ns)) if e is not None]
     languages = list(root.iter(f"{ns}file")) if namespace == _XLIFF_1 else [root]
@@ -112,3 +113,12 @@ def _translated(source: Any, ns: str) -> bool:
     if target is None or not ((target.text or "").strip() or len(target)):
         return False
     return (target.get("state") or source.getparent().get("state")) not in _UNTRANSLATED
+
+
+def _to_translate(source: Any) -> bool:
+    """XLIFF's `translate` (1.2 on trans-unit and group, 2.0 on unit, group and file): the nearest
+    element that says decides, and units nobody marked are translated."""
+    for element in source.iterancestors():
+        if element.get("translate") is not None:
+            return bool(element.get("translate") != "no")
+    return True
