@@ -168,3 +168,36 @@ def bomb(data: bytes, member: str, real_size: int, declared: int = 5_000) -> byt
             for start in range(0, real_size, len(zeros)):
                 stream.write(zeros[: real_size - start])
     return lying(out.getvalue(), member, declared)
+
+
+W_NAMESPACE = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+W_RUN = "<w:p><w:r><w:t>{}</w:t></w:r></w:p>"
+# A billion laughs: nine entities of ten references to the one before.
+LAUGHS = (
+    '<!DOCTYPE d [<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10)) + "]>"
+)
+
+
+def hostile_xml(text: str = "") -> dict[str, bytes]:
+    """A docx's word/document.xml that no reader should take, by kind (each a 400): `text` is
+    written inside each (a marker that a log must not show)."""
+    w = W_NAMESPACE
+    cases = {
+        "nested too deeply": f"<w:document {w}>{'<w:p>' * 100_000}{text}{'</w:p>' * 100_000}</w:document>",
+        "a huge attribute": f'<w:document {w} a="{text}{"x" * 20_000_000}"/>',
+        "a huge text node": f"<w:document {w}>{W_RUN.format(text + 'x ' * 6_000_000)}</w:document>",
+        "entities that expand": f"{LAUGHS}<w:document {w}>{W_RUN.format(text + '&l9;')}</w:document>",
+        "broken syntax": f"<w:document {w}><w:body><w:p>{text}",
+    }
+    out = {case: xml.encode() for case, xml in cases.items()}
+    # Latin-1 in a part that declares no encoding (so UTF-8).
+    latin = W_RUN.format(text + "caf\xe9")
+    out["bytes that are not its encoding"] = f"<w:document {w}>{latin}</w:document>".encode("latin-1")
+    return out
+
+
+def yaml_laughs(comment: str = "") -> bytes:
+    """YAML's billion laughs: nine levels of nine aliases to the level before (9**9 leaves where
+    aliases are expanded), with numbers only (nothing to translate) and `comment` on its first line."""
+    levels = "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+    return f"# {comment}\na: &a [{', '.join('1' * 9)}]\n{levels}".encode()

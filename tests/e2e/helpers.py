@@ -89,3 +89,20 @@ def largest_batch_seen(metrics: str, metric: str = "translation_batch_pieces") -
     buckets = batch_size_observations(metrics, metric)
     total = buckets.get(float("inf"), 0.0)
     return min(le for le, count in buckets.items() if count == total)
+
+
+def peak_rss(pid: int) -> int:
+    """A process's peak resident memory so far, in bytes (the kernel's high-water mark: a 1 GB
+    buffer freed before a later read still shows here)."""
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+def api_workers(server) -> list[int]:
+    """The pids of the server's API workers: its children but the engine."""
+    import psutil
+
+    from translator.shm.engine_process import engine_pids
+
+    [engine] = engine_pids(server.pid)
+    return [p.pid for p in psutil.Process(server.pid).children() if p.pid != engine]

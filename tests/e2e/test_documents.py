@@ -6,18 +6,15 @@ from __future__ import annotations
 import io
 import time
 import zipfile
-from pathlib import Path
 
-import psutil
 import pytest
 import requests
 import yaml
 
 from harness import documents
 from harness.corpus import corpus_sentences
-from tests.e2e.helpers import create_glossary
+from tests.e2e.helpers import api_workers, create_glossary, peak_rss
 from translator.documents.model import MAX_UNCOMPRESSED_BYTES
-from translator.shm.engine_process import engine_pids
 
 pytestmark = pytest.mark.e2e
 
@@ -242,20 +239,12 @@ def test_a_stored_glossary_applies_to_documents_on_both_apis(server):
         requests.delete(f"{server.url}/glossaries/{glossary_id}", timeout=30)
 
 
-def peak_rss(pid: int) -> int:
-    """A process's peak resident memory so far, in bytes (the kernel's high-water mark: a 1 GB
-    buffer freed before a later read still shows here)."""
-    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmHWM:"))
-    return int(line.split()[1]) * 1024
-
-
 def test_a_lying_zip_bomb_is_a_fast_413_in_bounded_memory_on_both_apis(server):
     """#39's bomb: a .docx whose word/document.xml declares 5,000 bytes and inflates to 1 GB (about
     1 MB uploaded). It took a worker from 211 MiB to 1,998 MiB for a 400 after 4.3 s."""
     bomb = documents.bomb(documents.docx([[("Hello.", False)]]), "word/document.xml", 1_000_000_000)
     assert len(bomb) < 2_000_000
-    [engine] = engine_pids(server.pid)
-    workers = [p.pid for p in psutil.Process(server.pid).children() if p.pid != engine]
+    workers = api_workers(server)
     before = {pid: peak_rss(pid) for pid in workers}
     message = f"file: uncompressed bytes exceeds the limit of {MAX_UNCOMPRESSED_BYTES}"
     for _ in range(2):  # each API worker most likely gets one of either

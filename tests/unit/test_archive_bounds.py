@@ -117,27 +117,14 @@ print(json.dumps({"message": message, "seconds": took, "grew_kib": grew}))
     assert measured["grew_kib"] < 16 * 1024, measured
 
 
-W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
-RUN = "<w:p><w:r><w:t>{}</w:t></w:r></w:p>"
-LATIN = "caf\xe9"  # encoded as Latin-1 below, in a part that declares no encoding (UTF-8)
-# A billion laughs: nine entities of ten references to the one before.
-LAUGHS = (
-    '<!DOCTYPE d [<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10)) + "]>"
-)
-HOSTILE = {
-    "nested too deeply": f"<w:document {W}>{'<w:p>' * 100_000}{'</w:p>' * 100_000}</w:document>",
-    "a huge attribute": f'<w:document {W} a="{"x" * 20_000_000}"/>',
-    "a huge text node": f"<w:document {W}>{RUN.format('x ' * 6_000_000)}</w:document>",
-    "entities that expand": f"{LAUGHS}<w:document {W}>{RUN.format('&l9;')}</w:document>",
-    "broken syntax": f"<w:document {W}><w:body><w:p>",
-    "bytes that are not its encoding": f"<w:document {W}>{RUN.format(LATIN)}</w:document>",
-}
+W = documents.W_NAMESPACE
+RUN = documents.W_RUN
+HOSTILE = documents.hostile_xml()
 
 
 @pytest.mark.parametrize("case", HOSTILE)
 def test_hostile_xml_in_a_member_is_a_400_naming_the_part(case):
-    text = HOSTILE[case]
-    data = text.encode("latin-1") if case.startswith("bytes") else text.encode()
+    data = HOSTILE[case]
     with pytest.raises(BadDocument, match="part 'word/document.xml' is not well-formed XML") as refused:
         read_document_safely("a.docx", documents.package({"word/document.xml": data}))
     assert isinstance(refused.value, TranslationError) and refused.value.status == 400

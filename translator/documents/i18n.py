@@ -69,11 +69,15 @@ def read_yaml(data: bytes) -> Document:
     # By identity: an aliased value is translated once, where it is anchored. With whether it stands in
     # a flow collection (`[a, b]`), where a plain scalar cannot hold `,[]{}`.
     scalars: dict[int, tuple[Any, bool]] = {}
+    # Collections walked, by identity: an alias is the node it names, so a billion laughs (nine
+    # levels of nine aliases to the level before) is a few nodes walked once each, not 9**9.
+    walked: set[int] = set()
 
     def walk(node: Any, flow: bool) -> None:
-        if node is None or id(node) in scalars:
+        if node is None or id(node) in scalars or id(node) in walked:
             return
         if isinstance(node, yaml.CollectionNode):
+            walked.add(id(node))
             inner = flow or bool(node.flow_style)
             for item in node.value:
                 walk(item[1] if isinstance(node, yaml.MappingNode) else item, inner)  # keys never
