@@ -143,7 +143,7 @@ def _cases() -> dict[str, Case]:
             (400, "not well-formed XML"),
         ),
         "html": ("page.html", BROKEN_HTML, (202, None)),
-        "srt": ("film.srt", BROKEN_SRT, (202, None)),
+        "srt": ("film.srt", BROKEN_SRT, (400, "no subtitle cue found")),
     }
     for name, (filename, text, status) in broken.items():
         data = text.encode()

@@ -385,3 +385,14 @@ def test_pot_template_is_filled_as_a_po_file():
     catalog = polib.pofile(translate("messages.pot", source.encode()).decode())
     [entry] = list(catalog)
     assert (entry.msgid, entry.msgstr, entry.occurrences, entry.fuzzy) == (A, TA, [("app.py", "3")], True)
+
+
+def test_subtitles_without_a_cue_are_refused_naming_what_a_cue_is():
+    # A malformed timing line ("->") leaves no cue: the file would come back untranslated, unexplained.
+    with pytest.raises(BadDocument, match="no subtitle cue found.*00:00:01,000 --> 00:00:02,000"):
+        read_document("film.srt", b"1\n00:00:01,000 -> 00:00:02,000\nHello.\n", "fr")
+    with pytest.raises(BadDocument, match="00:00:01.000 --> 00:00:02.000"):
+        read_document("film.vtt", b"1\n00:00:01.000 -> 00:00:02.000\nHello.\n", "fr")
+    # A WebVTT file of its header and a note alone is valid, and empty.
+    assert read_document("film.vtt", b"WEBVTT\n\nNOTE nothing yet\n", "fr").units == []
+    assert read_document("film.srt", b"\n\n", "fr").units == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from translator.documents.model import Document, Unit, decode_text
+from translator.documents.model import BadDocument, Document, Unit, decode_text
 
 _TIMING = re.compile(r"^\s*\S+\s+-->\s+\S+")
 # A cue's text is HTML-like in both formats (<i>, <b>, <font>; WebVTT's <v Speaker>, entities): it
@@ -66,6 +66,15 @@ def read_subtitles(data: bytes, webvtt: bool) -> Document:
             cues.append(current)
         elif current is not None:
             current.append(index)
+    texts = [body.strip() for body, _ in lines if body.strip()]
+    if not cues and texts and not (webvtt and texts[0].startswith("WEBVTT")):
+        # Text and no cue (a broken timing line): the client would get its file back untranslated
+        # and no word why. A WebVTT file of its header (and notes) alone is a valid empty one.
+        separator = "." if webvtt else ","
+        raise BadDocument(
+            "file: no subtitle cue found (a cue starts with a timing line such as "
+            f"'00:00:01{separator}000 --> 00:00:02{separator}000')"
+        )
     cues = [cue for cue in cues if cue]
 
     def write(translations: list[str]) -> bytes:
