@@ -19,7 +19,7 @@ import io
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -178,10 +178,11 @@ class Sweep:
 
 
 @pytest.fixture(scope="module")
-def sweep(server) -> Sweep:
+def sweep(server) -> Iterator[Sweep]:
     """Where the server stood before the table: its API workers' peak memory, its log's end."""
     workers = api_workers(server)
-    return Sweep(workers, {pid: peak_rss(pid) for pid in workers}, server.log_size())
+    yield Sweep(workers, {pid: peak_rss(pid) for pid in workers}, server.log_size())
+    SECRET.unlink(missing_ok=True)  # the external entity's target, written by its case
 
 
 def send(server, api: str, filename: str, data: bytes) -> requests.Response:
