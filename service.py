@@ -160,7 +160,7 @@ class TranslationEngine:
         await self.channel.drain(float(SETTINGS.api_service.get("traffic", {}).get("timeout", 60)))
         await self.channel.close()
         await self.scheduler.close()
-        self.translator.close()  # the model's runner process, where it has one
+        await asyncio.to_thread(self.translator.close)  # the model's runner process, where it has one
         await self.cache.close()
         await self.loop_lag.close()
         self.load.close()

@@ -221,3 +221,55 @@ def test_a_lock_share_is_for_the_simulated_backend_only(tmp_path) -> None:
     path.write_text("services:\n  TranslationEngine:\n    translation:\n      engine:\n        runner: fork\n")
     with pytest.raises(ConfigError, match="runner"):
         load_settings(path)
+
+
+def test_the_child_dies_with_the_engine_even_in_the_middle_of_a_batch(tmp_path: Path) -> None:
+    # A 60 s batch in the child, then the engine SIGKILLed: the child must not finish it first.
+    script = textwrap.dedent(
+        """
+        import threading, time
+        from translator.config import Engine
+        from translator.engine.backends import Decoding, SpecialIds
+        from translator.engine.model_runner import BackendSpec, RunnerProcess
+        engine = Engine(backend="simulated", runner="process", simulated_batch_s=[[1, 60.0]])
+        runner = RunnerProcess(BackendSpec("unused", engine, Decoding(1, 1.0, 0), SpecialIds(2, 2, 1), 128))
+        print(runner.pid, flush=True)
+        runner.generate([[7, 10, 2]], [9], 16)
+        """
+    )
+    engine = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(engine.stdout.readline())  # type: ignore[union-attr]
+        time.sleep(0.5)  # the batch has begun
+        engine.kill()
+        engine.wait()
+        assert wait_until(lambda: gone(child), timeout_s=10), "the model runner outlived its engine"
+    finally:
+        engine.kill()
+
+
+def test_closing_never_waits_longer_than_its_limit_on_a_batch(monkeypatch) -> None:
+    import threading
+
+    from translator.engine import model_runner
+
+    monkeypatch.setattr(model_runner, "STOP_TIMEOUT_S", 0.5)
+    runner = RunnerProcess(simulated_spec(simulated_batch_s=[[1, 60.0]], runner="process"))
+    batch = threading.Thread(target=lambda: pytest.raises(RunnerGone, runner.generate, ROWS, [9, 9], 16), daemon=True)
+    batch.start()
+    time.sleep(0.3)  # the batch holds the channel
+    started = time.monotonic()
+    runner.close()
+    assert time.monotonic() - started < 5
+    assert gone(runner.pid)
+    batch.join(5)
+
+
+def test_a_cuda_error_that_breaks_the_device_ends_the_child_and_out_of_memory_does_not() -> None:
+    from translator.engine.model_runner import device_broken
+
+    assert device_broken(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert device_broken(RuntimeError("CUDA error: device-side assert triggered"))
+    assert not device_broken(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert not device_broken(RuntimeError("CUDA error: out of memory"))
+    assert not device_broken(ValueError("unknown call 'x'"))

@@ -16,9 +16,10 @@ the model in a process against 271 in a thread (bench/results/standin.md). CTran
 C++ without the lock and stays in a thread (508 against 526, the same within the noise), which
 saves a process and a copy of each batch; `runner: process` or `thread` forces either.
 
-The child ignores SIGINT and SIGTERM: it stops when the engine tells it to, or when the engine
-process is gone (its end of the socket closes), so the engine can drain before it stops. If the
-child dies, every call fails at once, `failure` says why, the engine's watchdog refuses the
+The child ignores SIGINT and SIGTERM: it stops when the engine tells it to, so the engine can drain
+first, and dies with the engine process (PR_SET_PDEATHSIG), even in the middle of a batch. A CUDA
+error that leaves the device unusable (not out of memory) makes it exit. If the child dies, every
+call fails at once, `failure` says why, the engine's watchdog refuses the
 waiting callers (translator/engine/health.py), and the engine process exits (service.py): a new
 engine and child outside a container, a restarted pod inside one.
 """
@@ -26,6 +27,7 @@ engine and child outside a container, a restarted pod inside one.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -58,6 +60,9 @@ logger = logging.getLogger(__name__)
 
 # How long `close` waits for the child to exit before killing it.
 STOP_TIMEOUT_S = 10.0
+# The child's exit code when the device is in an error state it cannot leave.
+DEVICE_BROKEN_EXIT = 70
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,7 @@ class RunnerProcess:
         root = str(Path(translator.__file__).resolve().parent.parent)
         environment["PYTHONPATH"] = os.pathsep.join(p for p in (root, environment.get("PYTHONPATH")) if p)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "translator.engine.model_runner", str(theirs.fileno())],
+            [sys.executable, "-m", "translator.engine.model_runner", str(theirs.fileno()), str(os.getpid())],
             pass_fds=[theirs.fileno()],
             env=environment,
         )
@@ -185,19 +190,33 @@ class RunnerProcess:
         logger.error("%s", self._failure)
 
     def close(self) -> None:
-        """Ask the child to stop; killed if it has not within STOP_TIMEOUT_S."""
+        """Ask the child to stop; killed if it has not within STOP_TIMEOUT_S, or if a batch still
+        holds the channel that long (a drain that timed out, a stuck batch): shutdown never waits
+        on the model for longer."""
         self._closing = True
-        if self._process.poll() is None and self._failure is None:
-            # Not through `_call`: a child that is exiting on its own (it failed to load) is no failure.
-            with self._lock, contextlib.suppress(OSError, EOFError):
-                self._connection.send(("stop",))
-                self._connection.recv()
+        if self._lock.acquire(timeout=STOP_TIMEOUT_S):
+            try:
+                if self._process.poll() is None and self._failure is None:
+                    # Not through `_call`: a child exiting on its own (it failed to load) is no failure.
+                    with contextlib.suppress(OSError, EOFError):
+                        self._connection.send(("stop",))
+                        self._connection.recv()
+                self._reap()
+            finally:
+                self._lock.release()
+        else:
+            self._process.kill()
+            self._reap()
+        self._connection.close()
+
+    def _reap(self) -> int:
+        """The child's exit code, once it has exited: killed if it takes longer than STOP_TIMEOUT_S
+        (a child hung in its teardown must not hold the engine)."""
         try:
-            self._process.wait(STOP_TIMEOUT_S)
+            return self._process.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self._process.kill()
-            self._process.wait()
-        self._connection.close()
+            return self._process.wait()
 
     def _call(self, kind: str, *arguments: Any) -> Any:
         with self._lock:
@@ -207,7 +226,7 @@ class RunnerProcess:
                 self._connection.send((kind, *arguments))
                 reply = self._connection.recv()
             except (EOFError, OSError) as exc:
-                self._gone(self._process.wait(), type(exc).__name__)
+                self._gone(self._reap(), type(exc).__name__)
                 raise RunnerGone(self._failure) from exc
         if reply[0] == "ok":
             return reply[1]
@@ -236,13 +255,21 @@ def serve(connection: Connection) -> int:
         except EOFError:
             return 0  # the engine process is gone
         reply: tuple[Any, ...]
+        broken = False
         try:
             reply = ("ok", _answer(backend, kind, arguments))
         except Exception as exc:  # noqa: BLE001 - the engine isolates the failure to its pieces
             reply = ("error", type(exc).__name__, str(exc))
+            broken = device_broken(exc)
         connection.send(reply)
         if kind == "stop":
             return 0
+        if broken:
+            # An illegal address, a device-side assert: the CUDA context is unusable for good, and
+            # every later batch would fail while the engine looked ready. Exiting makes it the
+            # runner's death, which restarts the engine (the module's docstring).
+            logger.error("the device is in an error state it cannot leave (%s); the model runner exits", reply[-1])
+            return DEVICE_BROKEN_EXIT
 
 
 def _answer(backend: Backend, kind: str, arguments: Sequence[Any]) -> Any:
@@ -259,10 +286,30 @@ def _answer(backend: Backend, kind: str, arguments: Sequence[Any]) -> Any:
     raise ValueError(f"unknown call {kind!r}")
 
 
+def device_broken(exc: BaseException) -> bool:
+    """Whether `exc` left the CUDA context unusable: a CUDA error other than running out of memory
+    (which the engine survives by halving the batch)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return "CUDA error" in text and "out of memory" not in text
+
+
+def _die_with_parent(parent: int) -> None:
+    """Killed when the engine process dies, even in the middle of a generate (Linux's
+    PR_SET_PDEATHSIG); an engine already gone before that was set is seen by its pid."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # elsewhere than Linux: the socket's EOF at the next call is the only sign
+    if os.getppid() != parent:
+        raise SystemExit(0)
+
+
 def main(argv: Sequence[str]) -> int:
     # The engine decides when this process stops (after its drain), not a signal to the group.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_parent(int(argv[1]))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s model-runner %(levelname)s %(name)s: %(message)s")
     return serve(Connection(int(argv[0])))
 
