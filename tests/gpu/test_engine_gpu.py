@@ -75,15 +75,25 @@ def test_batched_output_equals_single_output(translator: Translator) -> None:
     assert len({(p.source, p.target) for p in batch}) > 3
 
 
-def test_the_compiled_engine_ran_compiled(translator: Translator) -> None:
-    if translator.backend.name != "compiled":
-        pytest.skip("compiled backend only")
+def test_the_compiled_engine_runs_its_batches_as_graphs_compiled_at_load(fixture_model: Path) -> None:
+    import torch._dynamo.utils
+
+    translator = Translator(
+        fixture_model, Engine(backend="compiled", device="cuda", dtype="bfloat16", warmup=False, runner="thread")
+    )
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    pairs = corpus_sentences()
+    for size in (1, 5, len(pairs)):  # batch sizes 8, 8 and the next power of two
+        assert [r.text for r in translator.translate(pieces(pairs[:size]))] == [t for *_, t in pairs[:size]]
     described = translator.backend.describe()
     assert described["compile_mode"] == "reduce-overhead"
-    assert described["compiled_calls"] > 0 and described["eager_calls"] == 0
+    assert described["compiled_calls"] >= 3 and described["eager_calls"] == 0
+    # Nothing compiled after load, and no CUDA graph skipped (a skip runs the step eager, silently).
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs
+    assert torch._dynamo.utils.counters["inductor"]["cudagraph_skips"] == 0
 
 
-def test_beam_search_on_the_compiled_engine_is_exact(fixture_model: Path) -> None:
+def test_beam_search_on_the_compiled_engine_is_exact_and_eager(fixture_model: Path) -> None:
     translator = Translator(
         fixture_model,
         Engine(backend="compiled", device="cuda", dtype="bfloat16", warmup=False, runner="thread"),

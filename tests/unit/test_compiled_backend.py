@@ -13,9 +13,9 @@ from translator.contract.protocol import Piece
 from translator.engine.backends import Decoding, SpecialIds, choose
 from translator.engine.backends.compiled_backend import (
     DECODER_ROOM,
-    MAX_CACHES,
     CompiledBackend,
     batch_bucket,
+    decoder_length,
     source_bucket,
 )
 from translator.engine.backends.transformers_backend import TransformersBackend
@@ -28,7 +28,10 @@ SPECIAL = SpecialIds(decoder_start=2, eos=2, pad=1)
 
 def test_buckets() -> None:
     assert [source_bucket(w) for w in (1, 32, 33, 64, 65)] == [32, 32, 64, 64, None]
-    assert [batch_bucket(n) for n in (1, 8, 9, 33, 64, 65, 512, 513, 2048)] == [8, 8, 16, 64, 64, 128, 512, 576, 2048]
+    assert [batch_bucket(n) for n in (1, 8, 9, 33, 64, 65, 512, 513, 2048)] == [8, 8, 16, 64, 64, 128, 512, 1024, 2048]
+    # The decoder's cache: as long as the budget needs, within the source bucket's room.
+    assert [decoder_length(n, 32) for n in (16, 30, 60, 126, 127)] == [32, 32, 64, 128, None]
+    assert decoder_length(200, 64) == 256 and decoder_length(200, 32) is None
 
 
 def test_compiled_is_chosen_like_transformers(fixture_model: Path) -> None:
@@ -66,19 +69,47 @@ def test_translations_are_eager_transformers_own(fixture_model: Path, tokenizer:
     for count, offset in ((3, 0), (11, 5), (40, 9), (3, 20), (40, 1)):
         rows, targets = batch(tokenizer, count, offset)
         assert compiled.generate(rows, targets, 48) == eager.generate(rows, targets, 48), (count, offset)
-    if beams > 1:  # the next hypotheses too
-        rows, targets = batch(tokenizer, 5)
-        assert compiled.generate(rows, targets, 48, hypotheses=2) == eager.generate(rows, targets, 48, hypotheses=2)
+    # Alternatives: a wider beam, eager in either.
+    rows, targets = batch(tokenizer, 5)
+    assert compiled.generate(rows, targets, 48, hypotheses=2) == eager.generate(rows, targets, 48, hypotheses=2)
     # Forced lengths, as the benchmark's random weights need.
     rows, targets = batch(tokenizer, 6)
     assert compiled.generate(rows, targets, 16, min_new_tokens=16) == eager.generate(rows, targets, 16, 16)
-    assert compiled.eager_calls == 0 and compiled.compiled_calls >= 6 + 2  # and its warm-up's, one per width
     if beams == 1:
-        # torch compiled the decode step on the CPU, at load (one graph per source width, nothing
-        # after): transformers compiles off accelerators only when told
-        # (CompileConfig._compile_all_devices, a private name this pins).
+        assert compiled.compiled_calls == 6 and compiled.eager_calls == 1  # the alternatives' beam
+        # torch compiled the decode step on the CPU, at load, and nothing after: transformers
+        # compiles off accelerators only when told (CompileConfig._compile_all_devices, a private
+        # name this pins).
         assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs_after_load > graphs_before
-    assert len(compiled.describe()["shapes"]) <= MAX_CACHES
+    else:
+        # transformers' beam search runs the model uncompiled: beams go eager, nothing compiled.
+        assert compiled.compiled_calls == 0 and compiled.eager_calls == 7
+        assert graphs_after_load == graphs_before
+
+
+def test_a_source_of_33_to_64_tokens_and_kept_caches_past_their_bound(
+    fixture_model: Path, tokenizer: ModelTokenizer, monkeypatch
+) -> None:
+    from translator.engine.backends import compiled_backend
+
+    decoding = Decoding(num_beams=1, length_penalty=1.0, no_repeat_ngram_size=0)
+    eager = TransformersBackend(fixture_model, "cpu", "float32", 2, decoding, SPECIAL)
+    compiled = CompiledBackend(fixture_model, "cpu", "float32", 2, decoding, SPECIAL)
+    monkeypatch.setattr(compiled_backend, "MAX_CACHES", 1)
+    compiled.release_memory()  # the warm-up's caches dropped: each shape below makes its own
+    rows, targets = batch(tokenizer, 4)
+    long_row = rows[0][:-1]
+    while len(long_row) < 40:
+        long_row += rows[1][1:-1]
+    long_row = long_row[:50] + [rows[0][-1]]
+    assert source_bucket(len(long_row)) == 64
+    for _ in range(2):  # two shapes in turn, one cache kept: each made again, the answers the same
+        assert compiled.generate([long_row, *rows], targets + targets[:1], 40) == eager.generate(
+            [long_row, *rows], targets + targets[:1], 40
+        )
+        assert compiled.generate(rows, targets, 40) == eager.generate(rows, targets, 40)
+        assert len(compiled.describe()["shapes"]) == 1
+    assert compiled.compiled_calls == 4 and compiled.eager_calls == 0
 
 
 def test_what_no_bucket_holds_runs_eager_with_the_same_answers(fixture_model: Path, tokenizer: ModelTokenizer) -> None:
@@ -92,7 +123,7 @@ def test_what_no_bucket_holds_runs_eager_with_the_same_answers(fixture_model: Pa
     # An output budget past the bucket's decoder room (the one-row retry with the model's whole room).
     budget = DECODER_ROOM * 32
     assert compiled.generate(rows, targets, budget) == eager.generate(rows, targets, budget)
-    assert compiled.eager_calls == 2 and compiled.compiled_calls == 2  # the warm-up's
+    assert compiled.eager_calls == 2 and compiled.compiled_calls == 0
 
 
 def test_the_engine_translates_through_it(fixture_model: Path) -> None:

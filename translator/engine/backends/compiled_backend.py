@@ -9,14 +9,23 @@ one CUDA graph. Shapes are kept to a few so that compiling happens at start-up, 
 - the source is padded to a bucket (`SOURCE_BUCKETS`): the cross-attention cache is sized to it.
   Longer sources, and calls whose output budget exceeds the bucket's decoder room (the one-row
   retry with the model's whole room), run eager: rare, and never a compile in a request's path;
-- the batch is padded to a bucket (`batch_bucket`) with copies of its first row, whose outputs are
-  dropped: with the batch dimension dynamic, a new bucket records a graph, it does not recompile;
-- the caches are kept per shape (at most `MAX_CACHES`, least recently used out) and reset between
-  calls, so a graph finds its cache at the address it was recorded with;
-- every source width is compiled when the backend loads (`warm_up`), so no request waits for it.
+- the decoder's cache is as long as the call's output budget needs, from a few lengths
+  (`DECODER_LENGTHS`): a static cache is allocated whole;
+- the batch is padded to a power of two (`batch_bucket`) with copies of its first row, whose
+  outputs are dropped: with the batch dimension dynamic, a new size records a graph, it does not
+  recompile;
+- the caches are kept per shape and reset between calls, so a graph finds its cache at the address
+  it was recorded with; they are bounded by count and by a share of the device's memory, and a
+  cache dropped and made again makes its graph record again (torch stops recording after 128 such
+  re-records and runs that shape without graphs: the shapes are few enough that they all stay);
+- every source width and decoder length is compiled when the backend loads (`warm_up`);
+- beam search runs eager: transformers 5's beam search calls the model uncompiled, and a static
+  cache's reorder would copy it whole at every step.
 
 Outputs are the same as eager's: padding rows are masked out of attention, and each row is decoded
-on its own (tests/unit/test_compiled_backend.py on the CPU, tests/gpu on CUDA). The CPU compiles
+on its own (tests/unit/test_compiled_backend.py on the CPU, tests/gpu on CUDA). On CUDA it belongs
+in a process of its own (`runner: auto`): CUDA graphs are recorded per thread, and in the engine
+process the warm-up's thread is not the batches'. The CPU compiles
 too (torch's inductor, C++), where the tests run it; `backend: auto` keeps it only on CUDA, where
 it is measured against the others at start-up.
 """
@@ -36,14 +45,19 @@ logger = logging.getLogger(__name__)
 
 # Source widths (tokens) with a compiled shape; a sentence of the service is rarely past 64.
 SOURCE_BUCKETS = (32, 64)
-# Decoder positions per source position of the bucket: the output budget is 3 per source token
-# plus 16 (generation.max_length_ratio, max_length_margin), and two positions hold the prefix.
+# Decoder positions per source position of the bucket, at most: the output budget is 3 per source
+# token plus 16 (generation.max_length_ratio, max_length_margin), and two positions hold the prefix.
 DECODER_ROOM = 4
-# Batches are padded to these, then to multiples of the last.
-SMALL_BATCHES = (8, 16, 32, 64)
-MAX_CACHES = 8
-# torch.compile's recompilations per function (its default, 8, is too few for the buckets above
-# in both decodings).
+# The decoder cache's lengths: the smallest that holds the prefix and the call's output budget
+# (a static cache is allocated whole: 16 forced tokens need 18 positions, not 256).
+DECODER_LENGTHS = (32, 64, 128, 256)
+SMALLEST_BATCH = 8
+# The caches kept (one per shape): at most this many, and at most this share of the device's
+# memory free once the model is loaded (on the CPU, CPU_CACHE_BYTES), the oldest dropped first.
+MAX_CACHES = 16
+CACHE_MEMORY_SHARE = 0.25
+CPU_CACHE_BYTES = 2 << 30
+# torch.compile's recompilations per function (its default, 8, is too few for the shapes above).
 RECOMPILE_LIMIT = 64
 
 
@@ -52,13 +66,16 @@ def source_bucket(width: int) -> int | None:
     return next((bucket for bucket in SOURCE_BUCKETS if width <= bucket), None)
 
 
+def decoder_length(max_new_tokens: int, width: int) -> int | None:
+    """The decoder cache's length for an output budget of `max_new_tokens` over a source bucket of
+    `width`, None where none holds it within DECODER_ROOM (the call then runs eager)."""
+    return next((n for n in DECODER_LENGTHS if 2 + max_new_tokens <= n <= DECODER_ROOM * width), None)
+
+
 def batch_bucket(rows: int) -> int:
-    """The compiled batch size for `rows` rows: a small size, else the next multiple of the last."""
-    small = next((size for size in SMALL_BATCHES if rows <= size), None)
-    if small is not None:
-        return small
-    step = SMALL_BATCHES[-1]
-    return -(-rows // step) * step
+    """The compiled batch size for `rows` rows: the next power of two, at least SMALLEST_BATCH (a
+    few sizes, so that few graphs are recorded and their caches all stay)."""
+    return max(SMALLEST_BATCH, 1 << (rows - 1).bit_length())
 
 
 class CompiledBackend(TransformersBackend):
@@ -78,20 +95,28 @@ class CompiledBackend(TransformersBackend):
         self.compile_config._compile_all_devices = True  # type: ignore[assignment]  # typed None in transformers
         torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, RECOMPILE_LIMIT)
         self._caches: OrderedDict[tuple[int, int, int], Any] = OrderedDict()
-        self.compiled_calls = 0
-        self.eager_calls = 0
+        if cuda:
+            free, _ = torch.cuda.mem_get_info()
+            self.cache_budget = int(CACHE_MEMORY_SHARE * free)
+        else:
+            self.cache_budget = CPU_CACHE_BYTES
         started = time.perf_counter()
         self.warm_up()
         self.compile_s = time.perf_counter() - started
-        logger.info("compiled backend: %d source widths compiled in %.1f s", len(SOURCE_BUCKETS), self.compile_s)
+        self.compiled_calls = self.eager_calls = 0  # the requests' from here
+        logger.info("compiled backend: its shapes compiled in %.1f s", self.compile_s)
 
     def warm_up(self) -> None:
-        """Compile every source width now, at start-up, rather than in the batch of the first
-        sentence that needs it (a compilation takes tens of seconds). Any token ids do, as long as
-        decoding goes past its first step (forced: the end token suppressed)."""
+        """Compile every source width and decoder length now, at start-up, rather than in the batch
+        of the first sentence that needs it (a compilation takes tens of seconds). Any token ids do,
+        as long as decoding goes past its first step (forced: the end token suppressed)."""
+        self.compiled_calls = self.eager_calls = 0
+        if self.decoding.num_beams > 1:
+            return  # beams run eager: nothing to compile
         for width in SOURCE_BUCKETS:
             row = [4 + i for i in range(width)]
-            self.generate([row], [4], max_new_tokens=3, min_new_tokens=3)
+            for length in (n for n in DECODER_LENGTHS if n <= DECODER_ROOM * width):
+                self.generate([row], [4], max_new_tokens=length - 2, min_new_tokens=3)
 
     def generate(
         self,
@@ -102,15 +127,18 @@ class CompiledBackend(TransformersBackend):
         hypotheses: int = 1,
     ) -> list[Generated]:
         width = source_bucket(max(len(r) for r in rows))
-        if width is None or 2 + max_new_tokens > DECODER_ROOM * width:
+        length = decoder_length(max_new_tokens, width) if width is not None else None
+        beams = max(self.decoding.num_beams, hypotheses)
+        # transformers' beam search calls the model uncompiled, and a static cache's beam reorder
+        # copies it whole at every step: beams run eager, on the dynamic cache.
+        if width is None or length is None or beams > 1:
             self.eager_calls += 1
             return super().generate(rows, targets, max_new_tokens, min_new_tokens, hypotheses)
         count = len(rows)
         size = batch_bucket(count)
         padded_rows = rows + [rows[0]] * (size - count)
         padded_targets = targets + [targets[0]] * (size - count)
-        beams = max(self.decoding.num_beams, hypotheses)
-        cache = self._cache(size * beams, width)
+        cache = self._cache(size, width, length)
         self.compiled_calls += 1
         outputs = self._generate(
             padded_rows,
@@ -124,20 +152,21 @@ class CompiledBackend(TransformersBackend):
         )
         return outputs[:count]
 
-    def _cache(self, rows: int, width: int) -> Any:
-        """The cache of this shape, reset; made (and the oldest dropped past MAX_CACHES) if new."""
+    def _cache(self, rows: int, width: int, length: int) -> Any:
+        """The cache of this shape, reset; made if new, the oldest dropped while the kept ones would
+        pass MAX_CACHES or the byte budget (a dropped cache's graph records again: see the module)."""
         from transformers import EncoderDecoderCache, StaticCache
 
-        key = (rows, width, DECODER_ROOM * width)
+        key = (rows, width, length)
         cache = self._caches.pop(key, None)
         if cache is None:
             config = self.model.config.get_text_config(decoder=True)
+            while self._caches and (len(self._caches) >= MAX_CACHES or self._kept_bytes(key) > self.cache_budget):
+                self._caches.popitem(last=False)
             cache = EncoderDecoderCache(
-                StaticCache(config=config, max_cache_len=DECODER_ROOM * width),
+                StaticCache(config=config, max_cache_len=length),
                 StaticCache(config=config, max_cache_len=width),
             )
-            while len(self._caches) >= MAX_CACHES:
-                self._caches.popitem(last=False)
             logger.info("compiled backend: a cache for %d rows, source %d, decoder %d", *key)
         else:
             import torch
@@ -146,6 +175,16 @@ class CompiledBackend(TransformersBackend):
                 cache.reset()
         self._caches[key] = cache
         return cache
+
+    def _kept_bytes(self, new: tuple[int, int, int]) -> int:
+        return sum(map(self._cache_bytes, self._caches)) + self._cache_bytes(new)
+
+    def _cache_bytes(self, key: tuple[int, int, int]) -> int:
+        """A cache's bytes once filled: keys and values of every decoder layer, self- and cross-attention."""
+        rows, width, length = key
+        config = self.model.config
+        element = next(self.model.parameters()).element_size()
+        return rows * (length + width) * int(config.decoder_layers) * 2 * int(config.d_model) * element
 
     def release_memory(self) -> None:
         self._caches.clear()
