@@ -70,12 +70,14 @@ def measure(model_dir: Path, config: Path, batches: Sequence[int], seconds: floa
     for size in batches:  # what a server's start-up runs through before it is ready: compiles, graphs
         _check(translator.translate(batch(size)))
     startup_s = time.perf_counter() - started
+    _count_calls(translator)
     rows = []
     for size in batches:
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
         times: list[float] = []
+        calls_before = _calls(translator)
         with GpuSampler() as gpu:
             began = time.perf_counter()
             while len(times) < 2 or time.perf_counter() - began < seconds:
@@ -83,11 +85,14 @@ def measure(model_dir: Path, config: Path, batches: Sequence[int], seconds: floa
                 t0 = time.perf_counter()
                 _check(translator.translate(pieces))
                 times.append(time.perf_counter() - t0)
+        # More generate calls than batches: the engine split them (out of memory, halved).
+        split = _calls(translator) - calls_before > len(times)
         row = {
             "batch": size,
             "sentences_per_s": size * len(times) / sum(times),
             "batch_s": sum(times) / len(times),
             "batches": len(times),
+            "split": split,
             "memory_peak_mib": torch.cuda.max_memory_allocated() / 2**20 if cuda else None,
             **(gpu.summary() or {}),
         }
@@ -95,6 +100,22 @@ def measure(model_dir: Path, config: Path, batches: Sequence[int], seconds: floa
             row["top_kernels"] = _profile(translator, batch(size), cuda)
         rows.append(row)
     return {"loaded_s": loaded_s, "startup_s": startup_s, "described": translator.describe(), "rows": rows}
+
+
+def _count_calls(translator: Any) -> None:
+    """Count the backend's generate calls (`_calls`), to see a batch the engine had to split."""
+    backend = translator.backend
+    generate = backend.generate
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        backend.generate_calls = getattr(backend, "generate_calls", 0) + 1
+        return generate(*args, **kwargs)
+
+    backend.generate = counted
+
+
+def _calls(translator: Any) -> int:
+    return int(getattr(translator.backend, "generate_calls", 0))
 
 
 def _check(results: Sequence[Any]) -> None:
@@ -123,9 +144,10 @@ def report(meta: dict[str, Any], runs: Sequence[dict[str, Any]]) -> str:
         "",
         f"`{meta['command']}` at {meta['git']['commit'][:10]}, {meta['machine']['device']} "
         f"({meta['machine']['cpu']}, {meta['machine']['cores']} cores), {meta['date']}. {meta['model']}, "
-        f"{meta['forced_new_tokens']} forced tokens, {meta['seconds']} s a point.",
+        f"{meta['forced_new_tokens']} forced tokens, {meta['seconds']} s a point. Loaded: the engine's start-up"
+        " (model load, compilation, warm-up); (split): the engine cut the batch (out of memory).",
         "",
-        "| engine | beams | start-up s | batch | sentences/s | s a batch | GPU busy | memory peak MiB |",
+        "| engine | beams | loaded s | batch | sentences/s | s a batch | GPU busy | memory peak MiB |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
@@ -136,7 +158,8 @@ def report(meta: dict[str, Any], runs: Sequence[dict[str, Any]]) -> str:
             busy = row.get("gpu_busy")
             memory = row.get("memory_peak_mib")
             lines.append(
-                f"| {run['engine']} | {run['beams']} | {run['startup_s']:.1f} | {row['batch']} |"
+                f"| {run['engine']} | {run['beams']} | {run['loaded_s']:.1f} |"
+                f" {row['batch']}{' (split)' if row.get('split') else ''} |"
                 f" {row['sentences_per_s']:.1f} | {row['batch_s']:.3f} | {'' if busy is None else f'{busy:.2f}'} |"
                 f" {'' if memory is None else f'{memory:.0f}'} |"
             )
@@ -155,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--seconds", type=float, default=4.0, help="measured seconds per batch size (2 batches at least)"
     )
+    parser.add_argument("--beam-max-batch", type=int, default=1024, help="beam runs stop at this batch size")
+    parser.add_argument("--run-timeout", type=float, default=600.0, help="seconds for one engine and decoding")
     parser.add_argument("--profile", default="", help="batch sizes to profile (e.g. 512,1024)")
     parser.add_argument("--forced-new-tokens", type=int, default=16)
     parser.add_argument("--model", type=Path, help="a checkpoint directory (default: the 418M with random weights)")
@@ -173,9 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     profile = [int(b) for b in args.profile.split(",") if b]
     args.logs.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
-    for engine in (e for e in args.engines.split(",") if e):
-        for beams in (int(b) for b in args.beams.split(",") if b):
+    # Greedy for every engine first: what the service runs, so a run cut short still has it.
+    for beams in (int(b) for b in args.beams.split(",") if b):
+        for engine in (e for e in args.engines.split(",") if e):
             name = f"{engine.replace(':', '-')}-beams{beams}"
+            sizes = batches if beams == 1 else [b for b in batches if b <= args.beam_max_batch]
             config = write_config(args.logs / f"{name}.yaml", engine, beams, args.forced_new_tokens)
             spec, out = args.logs / f"{name}.spec.json", args.logs / f"{name}.json"
             spec.write_text(
@@ -183,23 +210,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                     {
                         "model": str(model),
                         "config": str(config),
-                        "batches": batches,
+                        "batches": sizes,
                         "seconds": args.seconds,
                         "profile": profile,
                     }
                 )
             )
             out.unlink(missing_ok=True)
-            with (args.logs / f"{name}.log").open("w") as log:
-                done = subprocess.run(
-                    [sys.executable, "-m", "bench.engines", "--measure", str(spec), str(out)],
-                    cwd=ROOT,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    check=False,
-                )
             run: dict[str, Any] = {"engine": engine, "beams": beams}
-            if done.returncode == 0 and out.exists():
+            with (args.logs / f"{name}.log").open("w") as log:
+                try:
+                    done = subprocess.run(
+                        [sys.executable, "-m", "bench.engines", "--measure", str(spec), str(out)],
+                        cwd=ROOT,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        check=False,
+                        timeout=args.run_timeout,
+                    )
+                except subprocess.TimeoutExpired:
+                    run["error"] = f"over its {args.run_timeout:.0f} s (start-up and every batch size)"
+            if "error" in run:
+                pass
+            elif done.returncode == 0 and out.exists():
                 run.update(json.loads(out.read_text()))
             else:
                 run["error"] = (args.logs / f"{name}.log").read_text()[-2000:].replace("\n", " ")

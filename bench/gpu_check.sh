@@ -15,7 +15,8 @@
 #      $OUT/gpu-check-logs.tar.gz: three files, within the device call's eight.
 #
 # GPU_CHECK_PARTS picks steps (default tests,engines,service); GPU_CHECK_SECONDS the seconds a point
-# (default 4). GPU_CHECK_REHEARSAL=1 runs every step on a CPU with the fixture model and tiny sizes:
+# (default 4). Each step runs within a budget (tests 100 s, engines 200 s, each service 55 s: 520 s
+# in all, under the device call's 600) and is killed past it; the page is written whatever happened. GPU_CHECK_REHEARSAL=1 runs every step on a CPU with the fixture model and tiny sizes:
 # the set-up and the plumbing proven before a lent machine's minutes are spent (bench/README.md).
 # Where bentoml is missing and .whl is there (the lent machine), the carried wheels are installed in
 # /tmp/site first; the carried fixture is used as it is (FIXTURE_REUSE), never trained again there.
@@ -47,10 +48,19 @@ else
 fi
 status=0
 started=$(date +%s)
-step() {  # step NAME COMMAND...: run, log to $WORK/NAME.log, remember a failure, go on
-    local name=$1; shift
-    echo "== $name ($(( $(date +%s) - started )) s in): $*"
-    "$@" >"$WORK/$name.log" 2>&1 || { echo "== $name FAILED (see its log)"; status=1; }
+# Whatever happens (a step killed at its budget, the call's own limit), the page and the logs.
+finish() {
+    "$PYTHON" -m bench.gpu_summary "$WORK" "$OUT" || status=1
+    tar -czf "$OUT/gpu-check-logs.tar.gz" -C "$WORK" . 2>/dev/null
+    echo "gpu-check: $(( $(date +%s) - started )) s; $OUT/gpu-check.md, .json and gpu-check-logs.tar.gz"
+}
+trap finish EXIT
+# Servers a killed step left (BentoML's workers start sessions of their own): nothing else runs there.
+leftovers() { pkill -9 -f '_bentoml_impl.worker' 2>/dev/null; pkill -9 -f 'bentoml serve' 2>/dev/null; pkill -9 -f 'translator.engine.model_runner' 2>/dev/null; true; }
+step() {  # step NAME BUDGET_S COMMAND...: run within its budget, log to $WORK/NAME.log, remember a failure, go on
+    local name=$1 budget=$2; shift 2
+    echo "== $name ($(( $(date +%s) - started )) s in, budget ${budget} s): $*"
+    timeout -k 10 "$budget" "$@" >"$WORK/$name.log" 2>&1 || { echo "== $name FAILED or out of time (see its log)"; status=1; leftovers; }
     tail -n 4 "$WORK/$name.log"
 }
 wants() { [[ ",$PARTS," == *",$1,"* ]]; }
@@ -59,14 +69,15 @@ if [ "$REHEARSAL" = 1 ]; then
 else
     MODEL=(); BATCHES=1,64,512,1024,2048; SERVICE=(); CLIENTS=512; BIG=512; SIXTEEN=64
 fi
-wants tests && step tests "$PYTHON" -m pytest -q -p no:cacheprovider tests/gpu
-wants engines && step engines "$PYTHON" -m bench.engines "${MODEL[@]}" --engines transformers:bfloat16,compiled:bfloat16 \
+wants tests && step tests 100 "$PYTHON" -m pytest -q -p no:cacheprovider tests/gpu
+wants engines && step engines 200 "$PYTHON" -m bench.engines "${MODEL[@]}" --engines transformers:bfloat16,compiled:bfloat16 \
     --beams 1,5 --batches "$BATCHES" --seconds "$SECONDS_PER_POINT" --profile "512,1024" --name gpu-engines \
-    --output "$WORK" --logs "$WORK/engines"
+    --output "$WORK" --logs "$WORK/engines" --run-timeout 90
+export HARNESS_START_TIMEOUT_S=${HARNESS_START_TIMEOUT_S:-40}
 service() {  # service NAME ENGINE RUNNER RECORDS CLIENTS
-    step "service-$1" "$PYTHON" -m bench "${SERVICE[@]}" --systems service --engines "$2" --runner "$3" \
+    step "service-$1" 55 "$PYTHON" -m bench "${SERVICE[@]}" --systems service --engines "$2" --runner "$3" \
         --records "$4" --concurrency "$5" --max-batch-size "$BIG" --max-concurrency 2048 --duration "$SECONDS_PER_POINT" \
-        --warmup 3 --name "gpu-service-$1" --output "$WORK" --logs "$WORK/service-$1"
+        --warmup 2 --name "gpu-service-$1" --output "$WORK" --logs "$WORK/service-$1"
 }
 if wants service; then
     service transformers-thread transformers:bfloat16 thread 1 "$CLIENTS"
@@ -74,7 +85,4 @@ if wants service; then
     service transformers-process-16records transformers:bfloat16 process 16 "$SIXTEEN"
     service auto-process auto:auto process 1 "$CLIENTS"
 fi
-"$PYTHON" -m bench.gpu_summary "$WORK" "$OUT" || status=1
-tar -czf "$OUT/gpu-check-logs.tar.gz" -C "$WORK" . 2>/dev/null
-echo "gpu-check: $(( $(date +%s) - started )) s; $OUT/gpu-check.md, .json and gpu-check-logs.tar.gz"
 exit $status

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.engines import ENGINES
+
 
 def offline_point(engines: dict[str, Any], engine: str, batch: int) -> dict[str, Any] | None:
     """The greedy offline row of `engine` at `batch`."""
@@ -27,13 +29,15 @@ def service_rows(work: Path, engines: dict[str, Any]) -> list[dict[str, Any]]:
     for path in sorted(work.glob("gpu-service-*.json")):
         result = json.loads(path.read_text())
         settings = result["meta"].get("settings", {})
-        limit = int(settings.get("max_batch_size") or 512)
+        limit = int((settings.get("batching") or {}).get("max_batch_size") or settings.get("max_batch_size") or 512)
         for row in result["rows"]:
             if row["system"] != "service":
                 continue
             label = path.stem.removeprefix("gpu-service-")
-            engine = "transformers:bfloat16" if "transformers" in label else "compiled:bfloat16"
-            offline = offline_point(engines, engine, limit) or {}
+            # `auto` is held against the fastest engine offline, whichever it chose at start-up.
+            candidates = ["transformers:bfloat16"] if "transformers" in label else list(ENGINES)
+            points = [p for p in (offline_point(engines, e, limit) for e in candidates) if p]
+            offline = max(points, key=lambda p: p["sentences_per_s"], default={})
             seconds = row["seconds"] or 1.0
             rows.append(
                 {
