@@ -1,8 +1,9 @@
 """What a benchmark ran on: the machine, the checkout, and the GPU's busy time while it ran.
 
-`GpuSampler` reads `nvidia-smi` every 100 ms during a point: the share of samples in which a kernel
-was running (its utilization.gpu), the memory in use and the power, where a GPU is (the lent
-machines of `make gpu-check`); nothing elsewhere.
+`GpuSampler` reads `nvidia-smi` every 100 ms during a point and averages its utilization.gpu (the
+share of the driver's own last window, 1/6 s to 1 s, in which a kernel was running: samples closer
+than that repeat it), with the memory in use and the power, where a GPU is (the lent machines of
+`make gpu-check`); nothing elsewhere.
 """
 
 from __future__ import annotations

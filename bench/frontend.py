@@ -141,7 +141,7 @@ class CpuMeter:
         engines = set(engine_pids(self.server.pid))
         children = psutil.Process(self.server.pid).children()
         engine = [p for p in children if p.pid in engines]
-        runners = [r for p in engine for r in _children(p)]
+        runners = [r for p in engine for r in _children(p, recursive=True)]
         return engine, runners, [p for p in children if p.pid not in engines]
 
     def read(self) -> tuple[float, float, float]:
@@ -150,9 +150,9 @@ class CpuMeter:
         return _cpu(engines), _cpu(runners), _cpu(workers)
 
 
-def _children(process: psutil.Process) -> list[psutil.Process]:
+def _children(process: psutil.Process, recursive: bool = False) -> list[psutil.Process]:
     try:
-        return process.children()
+        return process.children(recursive=recursive)
     except psutil.NoSuchProcess:
         return []
 

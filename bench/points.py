@@ -174,7 +174,9 @@ def server_cpu(server: Server) -> dict[int, tuple[float, str]]:
     out = {}
     for process in processes:
         try:
-            role = "engine" if process.pid in engines else "runner" if process.ppid() in engines else "api"
+            # The runner's own children (torch's compile workers) count as the runner's.
+            below_engine = any(parent.pid in engines for parent in process.parents())
+            role = "engine" if process.pid in engines else "runner" if below_engine else "api"
             out[process.pid] = (sum(process.cpu_times()[:2]), role)
         except psutil.NoSuchProcess:
             continue
