@@ -273,3 +273,13 @@ def test_a_cuda_error_that_breaks_the_device_ends_the_child_and_out_of_memory_do
     assert not device_broken(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
     assert not device_broken(RuntimeError("CUDA error: out of memory"))
     assert not device_broken(ValueError("unknown call 'x'"))
+
+
+def test_a_runner_let_go_without_close_ends_its_child() -> None:
+    import gc
+
+    runner = RunnerProcess(simulated_spec(runner="process"))
+    pid = runner.pid
+    del runner
+    gc.collect()
+    assert wait_until(lambda: gone(pid), timeout_s=10), "a dropped runner left its child running"

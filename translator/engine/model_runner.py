@@ -17,7 +17,7 @@ C++ without the lock and stays in a thread (508 against 526, the same within the
 saves a process and a copy of each batch; `runner: process` or `thread` forces either.
 
 The child ignores SIGINT and SIGTERM: it stops when the engine tells it to, so the engine can drain
-first, and dies with the engine process (PR_SET_PDEATHSIG), even in the middle of a batch. A CUDA
+first, and exits with the engine process (it watches its parent), even in the middle of a batch. A CUDA
 error that leaves the device unusable (not out of memory) makes it exit. If the child dies, every
 call fails at once, `failure` says why, the engine's watchdog refuses the
 waiting callers (translator/engine/health.py), and the engine process exits (service.py): a new
@@ -27,7 +27,6 @@ engine and child outside a container, a restarted pod inside one.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import os
 import signal
@@ -35,6 +34,8 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -62,7 +63,8 @@ logger = logging.getLogger(__name__)
 STOP_TIMEOUT_S = 10.0
 # The child's exit code when the device is in an error state it cannot leave.
 DEVICE_BROKEN_EXIT = 70
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# How often the child looks whether the engine process is still its parent.
+PARENT_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,9 @@ class RunnerProcess:
         )
         theirs.close()
         self._connection = Connection(ours.detach())
+        # A runner dropped without close() (a Translator a test or a tool let go) still ends its
+        # child: the socket closes, and the child exits at its EOF.
+        weakref.finalize(self, _release, self._connection)
         # One exchange at a time: the model thread's batches, the start-up's calibration, probes.
         self._lock = threading.Lock()
         self._failure: str | None = None
@@ -233,6 +238,11 @@ class RunnerProcess:
         raise _error(reply[1], reply[2])
 
 
+def _release(connection: Connection) -> None:
+    with contextlib.suppress(OSError):
+        connection.close()
+
+
 # -- the child ------------------------------------------------------------------------------------
 
 
@@ -294,15 +304,16 @@ def device_broken(exc: BaseException) -> bool:
 
 
 def _die_with_parent(parent: int) -> None:
-    """Killed when the engine process dies, even in the middle of a generate (Linux's
-    PR_SET_PDEATHSIG); an engine already gone before that was set is seen by its pid."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass  # elsewhere than Linux: the socket's EOF at the next call is the only sign
-    if os.getppid() != parent:
-        raise SystemExit(0)
+    """Exit when the engine process is gone, even in the middle of a generate: a thread watching
+    the parent's pid (not PR_SET_PDEATHSIG, which fires when the creating *thread* ends: the offline
+    tools start the engine in a worker thread, and their runner was killed under them)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def main(argv: Sequence[str]) -> int:
