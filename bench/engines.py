@@ -30,6 +30,7 @@ import yaml
 
 from bench import checkpoint, workload
 from bench.environment import GpuSampler, git_state, machine
+from bench.report import write_page
 from harness.servers import ROOT
 from translator.config import DEFAULT_CONFIG_PATH, ENGINE_SERVICE, load_settings
 from translator.contract.protocol import Piece
@@ -247,11 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": args.seconds,
         "forced_new_tokens": args.forced_new_tokens,
     }
-    args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / f"{args.name}.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1) + "\n")
-    text = report(meta, runs)
-    (args.output / f"{args.name}.md").write_text(text)
-    print(text)  # noqa: T201
+    write_page(args.output, args.name, {"meta": meta, "runs": runs}, report(meta, runs))
     return 0 if all("error" not in run for run in runs) else 1
 
 

@@ -39,6 +39,7 @@ import psutil
 import yaml
 
 from bench.environment import machine
+from bench.report import cell, write_page
 from harness.corpus import corpus_sentences
 from harness.load import Job, job, libretranslate_job, run_load
 from harness.metrics import histogram_totals, samples
@@ -286,9 +287,6 @@ def run_point(
 
 
 def report(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
-    def f(value: Any, digits: int = 2) -> str:
-        return "" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
-
     lines = [
         "# Front end: the request path with the model's work removed",
         "",
@@ -303,12 +301,12 @@ def report(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         per_piece = r["engine_cpu_ms_per_piece"] if r["pieces_per_request"] else None
         lines.append(
-            f"| {r['point']} | {f(r.get('batch_limit'))} | {r['load']} | {r['requests_per_s']:.0f} |"
-            f" {f(r['vs_livez'])} | {f(r['engine_cpu_ms_per_request'], 3)} | {f(per_piece, 3)} |"
-            f" {f(r['api_cpu_ms_per_request'], 3)} | {f(r['mean_batch_pieces'], 1)} |"
-            f" {f(r['gap_ms_per_batch'] if r['pieces_per_request'] else None, 1)} | {f(r['p50_ms'], 1)} |"
-            f" {f(r['p99_ms'], 1)} | {r['non_2xx'] + r['socket_errors']} | {f(r['engine_refusals'], 0)} |"
-            f" {f(r.get('vs_offline_limit'))} |"
+            f"| {r['point']} | {cell(r.get('batch_limit'))} | {r['load']} | {r['requests_per_s']:.0f} |"
+            f" {cell(r['vs_livez'])} | {cell(r['engine_cpu_ms_per_request'], 3)} | {cell(per_piece, 3)} |"
+            f" {cell(r['api_cpu_ms_per_request'], 3)} | {cell(r['mean_batch_pieces'], 1)} |"
+            f" {cell(r['gap_ms_per_batch'] if r['pieces_per_request'] else None, 1)} | {cell(r['p50_ms'], 1)} |"
+            f" {cell(r['p99_ms'], 1)} | {r['non_2xx'] + r['socket_errors']} | {cell(r['engine_refusals'], 0)} |"
+            f" {cell(r.get('vs_offline_limit'))} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -352,11 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": args.duration,
         "pid": os.getpid(),
     }
-    args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / f"{args.name}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    text = report(meta, rows)
-    (args.output / f"{args.name}.md").write_text(text)
-    print(text)  # noqa: T201
+    write_page(args.output, args.name, {"meta": meta, "rows": rows}, report(meta, rows))
     return 0
 
 

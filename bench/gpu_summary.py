@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.engines import ENGINES
+from bench.report import cell, write_page
 
 
 def offline_point(engines: dict[str, Any], engine: str, batch: int) -> dict[str, Any] | None:
@@ -65,9 +66,6 @@ def service_rows(work: Path, engines: dict[str, Any]) -> list[dict[str, Any]]:
 def markdown(engines: dict[str, Any], service: Sequence[dict[str, Any]], device: str) -> str:
     from bench.engines import report
 
-    def f(value: Any, digits: int = 2) -> str:
-        return "" if value is None else f"{value:.{digits}f}"
-
     lines = [f"# make gpu-check on {device.strip()}", ""]
     if engines:
         lines += [report(engines["meta"], engines["runs"]), ""]
@@ -83,9 +81,10 @@ def markdown(engines: dict[str, Any], service: Sequence[dict[str, Any]], device:
     for r in service:
         lines.append(
             f"| {r['point']} | {r['clients']} x {r['records']} | {r['sentences_per_s']:.1f} |"
-            f" {f(r['offline_limit'], 1)} |"
-            f" {f(r['vs_offline'])} | {f(r['mean_batch'], 0)} | {f(r['p50_s'])} | {f(r['gpu_busy'])} |"
-            f" {f(r['gpu_busy_vs_offline'])} | {f(r['engine_cores'])} | {f(r['runner_cores'])} | {f(r['api_cores'])} |"
+            f" {cell(r['offline_limit'], 1)} |"
+            f" {cell(r['vs_offline'])} | {cell(r['mean_batch'], 0)} | {cell(r['p50_s'])} | {cell(r['gpu_busy'])} |"
+            f" {cell(r['gpu_busy_vs_offline'])} | {cell(r['engine_cores'])} | {cell(r['runner_cores'])} |"
+            f" {cell(r['api_cores'])} |"
             f" {r['failed']} |"
         )
     return "\n".join(lines) + "\n"
@@ -98,11 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     service = service_rows(work, engines)
     device_path = work / "device.txt"
     device = device_path.read_text() if device_path.exists() else "?"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu-check.json").write_text(json.dumps({"engines": engines, "service": service}, indent=1) + "\n")
-    text = markdown(engines, service, device)
-    (out / "gpu-check.md").write_text(text)
-    print(text)  # noqa: T201
+    write_page(out, "gpu-check", {"engines": engines, "service": service}, markdown(engines, service, device))
     return 0
 
 

@@ -59,6 +59,20 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def cell(value: Any, digits: int = 2) -> str:
+    """A table cell of the one-page reports (frontend, standin, gpu-check): empty for None, a float
+    to `digits` places, anything else as it is."""
+    return "" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+
+
+def write_page(output: Path, name: str, data: dict[str, Any], text: str) -> None:
+    """<output>/<name>.json (`data`) and .md (`text`), the page printed: a one-page bench tool's results."""
+    output.mkdir(parents=True, exist_ok=True)
+    (output / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+    (output / f"{name}.md").write_text(text)
+    print(text)  # noqa: T201
+
+
 def _ratio(numerator: float | None, denominator: float | None) -> float | None:
     if numerator is None or not denominator:
         return None

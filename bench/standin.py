@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import subprocess
 import sys
@@ -44,6 +43,7 @@ import yaml
 
 from bench.environment import machine
 from bench.frontend import CpuMeter, checked_pass, lua_script, measured, requests_of
+from bench.report import cell, write_page
 from harness.servers import ROOT, register, start_server
 from translator.config import API_SERVICE, DEFAULT_CONFIG_PATH, ENGINE_SERVICE, load_settings
 from translator.engine.backends.simulated_backend import (
@@ -174,9 +174,6 @@ def run_runner(
 
 
 def report(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
-    def f(value: Any, digits: int = 2) -> str:
-        return "" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
-
     lines = [
         "# The GPU request path on a CPU: the service against the eager-CUDA stand-in",
         "",
@@ -196,11 +193,12 @@ def report(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
         scale = r["scale"] if isinstance(r["scale"], str) else f"{r['scale']:g}"
         lines.append(
             f"| {scale} | {r['runner']} | {r['load']} | {r['sentences_per_s']:.0f} |"
-            f" {f(r.get('offline_limit_sentences_per_s'), 0)} | {f(r.get('vs_offline_limit'))} |"
-            f" {f(r['mean_batch_pieces'], 0)} | {f(batch_s, 3)} | {f(r.get('offline_batch_s_at_mean'), 3)} |"
-            f" {f(r.get('batch_stretch'))} | {f(r.get('device_busy'))} | {f(r.get('device_busy_vs_offline'))} |"
-            f" {f(r['engine_cores'])} | {f(r['runner_cores'])} | {f(r['api_cores'])} |"
-            f" {f(r['engine_cpu_ms_per_request'], 3)} | {f(r['p50_ms'], 0)} | {f(r['p99_ms'], 0)} |"
+            f" {cell(r.get('offline_limit_sentences_per_s'), 0)} | {cell(r.get('vs_offline_limit'))} |"
+            f" {cell(r['mean_batch_pieces'], 0)} | {cell(batch_s, 3)} | {cell(r.get('offline_batch_s_at_mean'), 3)} |"
+            f" {cell(r.get('batch_stretch'))} | {cell(r.get('device_busy'))} |"
+            f" {cell(r.get('device_busy_vs_offline'))} |"
+            f" {cell(r['engine_cores'])} | {cell(r['runner_cores'])} | {cell(r['api_cores'])} |"
+            f" {cell(r['engine_cpu_ms_per_request'], 3)} | {cell(r['p50_ms'], 0)} | {cell(r['p99_ms'], 0)} |"
             f" {r['non_2xx'] + r['socket_errors'] + r['engine_refusals']:.0f} |"
         )
     return "\n".join(lines) + "\n"
@@ -241,11 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "lock_share": args.lock_share,
         "pid": os.getpid(),
     }
-    args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / f"{args.name}.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    text = report(meta, rows)
-    (args.output / f"{args.name}.md").write_text(text)
-    print(text)  # noqa: T201
+    write_page(args.output, args.name, {"meta": meta, "rows": rows}, report(meta, rows))
     return 0
 
 
