@@ -265,6 +265,30 @@ def check_outcomes(traffic: Traffic, killed_at: float, allow_refused_connections
             assert ended - max(started, killed_at) < 10, f"answered {ended - killed_at:.1f}s after the kill"
 
 
+def ready_again(srv: Server, killed_at: float) -> float:
+    """Seconds from the kill until /readyz says ready again (a new engine loaded and warmed up), 120
+    at most; then 2 s more of traffic."""
+    deadline = time.monotonic() + 120
+    while requests.get(f"{srv.url}/readyz", timeout=10).status_code != 200:
+        assert time.monotonic() < deadline, f"no recovery within 120 s:\n{srv.log()[-3000:]}"
+        time.sleep(0.5)
+    recovered = time.monotonic() - killed_at
+    time.sleep(2)
+    return recovered
+
+
+def check_recovery(traffic: Traffic, killed_at: float, recovered: float) -> Counter[int]:
+    """The traffic's outcomes around a kill the server recovered from: each one honest, some 503s,
+    and only 200s once it was ready again. The statuses counted."""
+    check_outcomes(traffic, killed_at, allow_refused_connections=False)
+    statuses = Counter(o[2] for o in traffic.outcomes)
+    assert statuses[503] > 0 and statuses[200] > 0, statuses
+    # Readiness is one worker's view; the other worker's gate rechecks twice a second.
+    after_recovery = [o for o in traffic.outcomes if o[0] > killed_at + recovered + 1.0]
+    assert after_recovery and all(o[2] == 200 for o in after_recovery), Counter(o[2] for o in after_recovery)
+    return statuses
+
+
 def test_engine_death_outside_a_container_is_503_then_recovers(fresh_home) -> None:
     home, tag = fresh_home
     srv = start_server(home, tag, home / "server-respawn.log")
@@ -286,18 +310,8 @@ def test_engine_death_outside_a_container_is_503_then_recovers(fresh_home) -> No
             assert requests.get(f"{srv.url}/readyz", timeout=10).status_code == 503
             # Outside a container the arbiter respawns the engine; the API turns ready once it has
             # loaded and warmed up, and answers again without a restart.
-            deadline = time.monotonic() + 120
-            while requests.get(f"{srv.url}/readyz", timeout=10).status_code != 200:
-                assert time.monotonic() < deadline, f"no recovery within 120 s:\n{srv.log()[-3000:]}"
-                time.sleep(0.5)
-            recovered = time.monotonic() - killed_at
-            time.sleep(2)
-        check_outcomes(traffic, killed_at, allow_refused_connections=False)
-        statuses = Counter(o[2] for o in traffic.outcomes)
-        assert statuses[503] > 0 and statuses[200] > 0, statuses
-        # Readiness is one worker's view; the other worker's gate rechecks twice a second.
-        after_recovery = [o for o in traffic.outcomes if o[0] > killed_at + recovered + 1.0]
-        assert after_recovery and all(o[2] == 200 for o in after_recovery), Counter(o[2] for o in after_recovery)
+            recovered = ready_again(srv, killed_at)
+        statuses = check_recovery(traffic, killed_at, recovered)
         print(f"\nengine killed: {dict(statuses)}; ready again after {recovered:.1f}s")
     finally:
         srv.stop()
@@ -344,17 +358,8 @@ def test_model_runner_death_is_503_then_a_new_engine_serves(fresh_home, tmp_path
             # The engine exits after refusing its callers; outside a container a new one (and runner)
             # starts, loads and warms up.
             assert psutil.wait_procs([engine], timeout=30)[0], "the engine outlived its model runner"
-            deadline = time.monotonic() + 120
-            while requests.get(f"{srv.url}/readyz", timeout=10).status_code != 200:
-                assert time.monotonic() < deadline, f"no recovery within 120 s:\n{srv.log()[-3000:]}"
-                time.sleep(0.5)
-            recovered = time.monotonic() - killed_at
-            time.sleep(2)
-        check_outcomes(traffic, killed_at, allow_refused_connections=False)
-        statuses = Counter(o[2] for o in traffic.outcomes)
-        assert statuses[503] > 0 and statuses[200] > 0, statuses
-        after_recovery = [o for o in traffic.outcomes if o[0] > killed_at + recovered + 1.0]
-        assert after_recovery and all(o[2] == 200 for o in after_recovery), Counter(o[2] for o in after_recovery)
+            recovered = ready_again(srv, killed_at)
+        check_recovery(traffic, killed_at, recovered)
         new_engine = engine_process(srv)
         assert new_engine.pid != engine.pid
         assert any("translator.engine.model_runner" in " ".join(p.cmdline()) for p in new_engine.children())
