@@ -252,6 +252,13 @@ def test_keyboard_alone(browser, server):
     assert press(Keys.TAB) == "document-file"
 
 
+def finished_downloads(folder):
+    """The files Chromium has finished writing in folder. While it writes, a download is a
+    hidden temporary (.org.chromium.Chromium.XXXXXX), then NAME.crdownload, then renamed: a CI run
+    caught the first of these and took it for the download."""
+    return {p for p in folder.iterdir() if not p.name.startswith(".") and not p.name.endswith(".crdownload")}
+
+
 def test_a_dropped_docx_is_translated_and_downloaded(browser, server, downloads, tmp_path):
     (a, ta), (b, tb), (c, tc) = sentences("en", "de")[:3]
     path = tmp_path / "letter.docx"
@@ -272,10 +279,10 @@ def test_a_dropped_docx_is_translated_and_downloaded(browser, server, downloads,
     assert element(browser, "document-status").text == "letter.docx is translated."
     assert element(browser, "document-error").text == ""
     assert browser.switch_to.active_element.get_attribute("id") == "document-download"
-    before = set(downloads.iterdir())
+    before = finished_downloads(downloads)
     link.click()
     deadline = time.monotonic() + WAIT_S
-    while not (fresh := [p for p in set(downloads.iterdir()) - before if not p.name.endswith(".crdownload")]):
+    while not (fresh := finished_downloads(downloads) - before):
         assert time.monotonic() < deadline, "no file downloaded"
         time.sleep(0.1)
     (downloaded,) = fresh
