@@ -93,14 +93,23 @@ def test_the_compiled_engine_runs_its_batches_as_graphs_compiled_at_load(fixture
     assert torch._dynamo.utils.counters["inductor"]["cudagraph_skips"] == 0
 
 
-def test_beam_search_on_the_compiled_engine_is_exact_and_eager(fixture_model: Path) -> None:
+def test_beam_search_on_the_compiled_engine_is_exact_and_replays_graphs(fixture_model: Path) -> None:
+    import torch._dynamo.utils
+
     translator = Translator(
         fixture_model,
         Engine(backend="compiled", device="cuda", dtype="bfloat16", warmup=False, runner="thread"),
         Generation(num_beams=5),
     )
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     pairs = corpus_sentences()
     assert [r.text for r in translator.translate(pieces(pairs))] == [expected for *_, expected in pairs]
+    described = translator.backend.describe()
+    assert described["compiled_calls"] >= 1 and described["eager_calls"] == 0 and described["beam_steps"] > 0
+    # The steps replayed CUDA graphs over a cache reordered in place: nothing compiled after load,
+    # no graph skipped (a reorder that moved the cache's tensors would skip them).
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs
+    assert torch._dynamo.utils.counters["inductor"]["cudagraph_skips"] == 0
 
 
 def test_on_cuda_the_model_runs_in_a_process_of_its_own_and_answers_the_same(fixture_model: Path) -> None:

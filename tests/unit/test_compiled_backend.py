@@ -69,7 +69,7 @@ def test_translations_are_eager_transformers_own(fixture_model: Path, tokenizer:
     for count, offset in ((3, 0), (11, 5), (40, 9), (3, 20), (40, 1)):
         rows, targets = batch(tokenizer, count, offset)
         assert compiled.generate(rows, targets, 48) == eager.generate(rows, targets, 48), (count, offset)
-    # Alternatives: a wider beam, eager in either.
+    # Alternatives: two hypotheses, within the configured beam (compiled) or a wider one (eager).
     rows, targets = batch(tokenizer, 5)
     assert compiled.generate(rows, targets, 48, hypotheses=2) == eager.generate(rows, targets, 48, hypotheses=2)
     # Forced lengths, as the benchmark's random weights need.
@@ -77,14 +77,40 @@ def test_translations_are_eager_transformers_own(fixture_model: Path, tokenizer:
     assert compiled.generate(rows, targets, 16, min_new_tokens=16) == eager.generate(rows, targets, 16, 16)
     if beams == 1:
         assert compiled.compiled_calls == 6 and compiled.eager_calls == 1  # the alternatives' beam
-        # torch compiled the decode step on the CPU, at load, and nothing after: transformers
-        # compiles off accelerators only when told (CompileConfig._compile_all_devices, a private
-        # name this pins).
-        assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs_after_load > graphs_before
+        assert compiled.beam_steps == 0
     else:
-        # transformers' beam search runs the model uncompiled: beams go eager, nothing compiled.
-        assert compiled.compiled_calls == 0 and compiled.eager_calls == 7
-        assert graphs_after_load == graphs_before
+        assert compiled.compiled_calls == 7 and compiled.eager_calls == 0
+        # transformers' beam search calls the model's forward for each one-token step (what
+        # _compiled_beam_steps relies on): they ran compiled, 15 after the prefill in the forced call.
+        assert compiled.beam_steps >= 6 * 15
+    # torch compiled the decode step on the CPU, at load, and nothing after: transformers compiles
+    # off accelerators only when told (CompileConfig._compile_all_devices, a private name this pins).
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs_after_load > graphs_before
+
+
+def test_a_beam_reordered_in_place_keeps_its_tensors_and_gathers_only_filled_positions() -> None:
+    import torch
+    from transformers import M2M100Config, StaticCache
+
+    from translator.engine.backends.compiled_backend import static_beam_cache
+
+    config = M2M100Config(d_model=8, decoder_layers=2, decoder_attention_heads=2, encoder_attention_heads=2)
+    cache = static_beam_cache()(
+        StaticCache(config=config, max_cache_len=4), StaticCache(config=config, max_cache_len=3)
+    )
+    rows = torch.arange(4, dtype=torch.float32).view(4, 1, 1, 1)  # row i holds i
+    for layer in range(2):
+        cache.self_attention_cache.update(rows.expand(4, 2, 2, 4).clone(), rows.expand(4, 2, 2, 4).clone(), layer)
+        cache.cross_attention_cache.update(rows.expand(4, 2, 3, 4).clone(), rows.expand(4, 2, 3, 4).clone(), layer)
+    before = [(layer.keys.data_ptr(), layer.values.data_ptr()) for layer in cache.self_attention_cache.layers]
+    cache.reorder_cache(torch.tensor([1, 1, 3, 2]))
+    for layer, pointers in zip(cache.self_attention_cache.layers, before, strict=True):
+        assert (layer.keys.data_ptr(), layer.values.data_ptr()) == pointers
+        for states in (layer.keys, layer.values):
+            assert states[:, 0, :2, 0].tolist() == [[1, 1], [1, 1], [3, 3], [2, 2]]
+            assert states[:, :, 2:].abs().sum() == 0  # positions not yet filled: left as they were
+    for layer in cache.cross_attention_cache.layers:  # a sentence's beams share its source
+        assert layer.keys[:, 0, 0, 0].tolist() == [0, 1, 2, 3]
 
 
 def test_a_source_of_33_to_64_tokens_and_kept_caches_past_their_bound(

@@ -18,9 +18,17 @@ one CUDA graph. Shapes are kept to a few so that compiling happens at start-up, 
   it was recorded with; they are bounded by count and by a share of the device's memory, and a
   cache dropped and made again makes its graph record again (torch stops recording after 128 such
   re-records and runs that shape without graphs: the shapes are few enough that they all stay);
-- every source width and decoder length is compiled when the backend loads (`warm_up`);
-- beam search runs eager: transformers 5's beam search calls the model uncompiled, and a static
-  cache's reorder would copy it whole at every step.
+- every source width and decoder length is compiled when the backend loads (`warm_up`), for the
+  configured beam width (the checkpoint's 5 for m2m100_418M, or greedy);
+- beam search is transformers' own, so its answers are eager's by construction, with two changes
+  beneath it: its decode steps go through the compiled forward (transformers 5 calls the model
+  uncompiled in beam search, so during a beam call the model's `forward` routes one-token steps on
+  our cache to it: `_compiled_beam_steps`), and the cache is reordered between steps in place
+  (`static_beam_cache`): a CUDA graph reads its cache at the address it was recorded with, where
+  transformers' reorder makes new tensors. The reorder copies only the filled positions of the
+  decoder's own cache and leaves the cross-attention cache alone: a sentence's beams share its
+  source, and beams are only ever chosen among a sentence's own. A wider beam than configured (a
+  request's alternatives) runs eager, not a compile under traffic.
 
 Outputs are the same as eager's: padding rows are masked out of attention, and each row is decoded
 on its own (tests/unit/test_compiled_backend.py on the CPU, tests/gpu on CUDA). On CUDA it belongs
@@ -32,9 +40,12 @@ it is measured against the others at start-up.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +105,11 @@ class CompiledBackend(TransformersBackend):
         # transformers compiles on accelerators only unless told; torch compiles for the CPU too.
         self.compile_config._compile_all_devices = True  # type: ignore[assignment]  # typed None in transformers
         torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, RECOMPILE_LIMIT)
+        # Beam search's decode step: the model's forward compiled like transformers compiles its
+        # call for greedy decoding (lazily: nothing compiles until a beam call).
+        self._forward = self.model.forward
+        self._beam_step = torch.compile(self._forward, fullgraph=True, dynamic=True, mode=self.compile_config.mode)
+        self.beam_steps = 0  # decode steps of beam calls that ran compiled
         self._caches: OrderedDict[tuple[int, int, int], Any] = OrderedDict()
         if cuda:
             free, _ = torch.cuda.mem_get_info()
@@ -111,8 +127,6 @@ class CompiledBackend(TransformersBackend):
         of the first sentence that needs it (a compilation takes tens of seconds). Any token ids do,
         as long as decoding goes past its first step (forced: the end token suppressed)."""
         self.compiled_calls = self.eager_calls = 0
-        if self.decoding.num_beams > 1:
-            return  # beams run eager: nothing to compile
         for width in SOURCE_BUCKETS:
             row = [4 + i for i in range(width)]
             for length in (n for n in DECODER_LENGTHS if n <= DECODER_ROOM * width):
@@ -129,33 +143,67 @@ class CompiledBackend(TransformersBackend):
         width = source_bucket(max(len(r) for r in rows))
         length = decoder_length(max_new_tokens, width) if width is not None else None
         beams = max(self.decoding.num_beams, hypotheses)
-        # transformers' beam search calls the model uncompiled, and a static cache's beam reorder
-        # copies it whole at every step: beams run eager, on the dynamic cache.
-        if width is None or length is None or beams > 1:
+        # A wider beam than the configured one (alternatives) has no compiled shape: eager.
+        if width is None or length is None or beams != self.decoding.num_beams:
             self.eager_calls += 1
             return super().generate(rows, targets, max_new_tokens, min_new_tokens, hypotheses)
         count = len(rows)
         size = batch_bucket(count)
         padded_rows = rows + [rows[0]] * (size - count)
         padded_targets = targets + [targets[0]] * (size - count)
-        cache = self._cache(size, width, length)
+        cache = self._cache(size * beams, width, length)
         self.compiled_calls += 1
-        outputs = self._generate(
-            padded_rows,
-            padded_targets,
-            max_new_tokens,
-            min_new_tokens,
-            hypotheses,
-            width=width,
-            past_key_values=cache,
-            compile_config=self.compile_config,
-        )
+        if beams == 1:
+            outputs = self._generate(
+                padded_rows,
+                padded_targets,
+                max_new_tokens,
+                min_new_tokens,
+                hypotheses,
+                width=width,
+                past_key_values=cache,
+                compile_config=self.compile_config,
+            )
+        else:
+            with self._compiled_beam_steps(cache):
+                # transformers' own compilation off: its beam search would not use it, and it
+                # would trace the routing below.
+                outputs = self._generate(
+                    padded_rows,
+                    padded_targets,
+                    max_new_tokens,
+                    min_new_tokens,
+                    hypotheses,
+                    width=width,
+                    past_key_values=cache,
+                    disable_compile=True,
+                )
         return outputs[:count]
+
+    @contextmanager
+    def _compiled_beam_steps(self, cache: Any) -> Iterator[None]:
+        """For one beam call: the model's one-token decode steps on `cache` go through the compiled
+        forward; the prefill (the two-token prefix) and anything else run eager, as in greedy
+        decoding. transformers' beam search calls the model itself (`model(...)`, hence `forward`):
+        tests/unit/test_compiled_backend.py pins that its steps come here (`beam_steps`)."""
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            step = kwargs.get("decoder_input_ids")
+            if kwargs.get("past_key_values") is cache and step is not None and step.shape[1] == 1:
+                self.beam_steps += 1
+                return self._beam_step(*args, **kwargs)
+            return self._forward(*args, **kwargs)
+
+        self.model.forward = forward
+        try:
+            yield
+        finally:
+            del self.model.forward  # the class's again
 
     def _cache(self, rows: int, width: int, length: int) -> Any:
         """The cache of this shape, reset; made if new, the oldest dropped while the kept ones would
         pass MAX_CACHES or the byte budget (a dropped cache's graph records again: see the module)."""
-        from transformers import EncoderDecoderCache, StaticCache
+        from transformers import StaticCache
 
         key = (rows, width, length)
         cache = self._caches.pop(key, None)
@@ -163,7 +211,7 @@ class CompiledBackend(TransformersBackend):
             config = self.model.config.get_text_config(decoder=True)
             while self._caches and (len(self._caches) >= MAX_CACHES or self._kept_bytes(key) > self.cache_budget):
                 self._caches.popitem(last=False)
-            cache = EncoderDecoderCache(
+            cache = static_beam_cache()(
                 StaticCache(config=config, max_cache_len=length),
                 StaticCache(config=config, max_cache_len=width),
             )
@@ -196,6 +244,34 @@ class CompiledBackend(TransformersBackend):
             "compile_mode": self.compile_config.mode,
             "compile_s": round(self.compile_s, 1),
             "compiled_calls": self.compiled_calls,
+            "beam_steps": self.beam_steps,
             "eager_calls": self.eager_calls,
             "shapes": [list(key) for key in self._caches],
         }
+
+
+@functools.cache
+def static_beam_cache() -> type:
+    """StaticBeamCache, made on first use: transformers is imported when a backend loads, not
+    when the engine process imports the backends' names."""
+    from transformers import EncoderDecoderCache
+
+    class StaticBeamCache(EncoderDecoderCache):
+        """Static self- and cross-attention caches whose beam reorder keeps their tensors where
+        they are (see the module): the decoder's filled positions are gathered and copied back in
+        place; the cross-attention cache is left as it is, the same for every beam of a sentence."""
+
+        def reorder_cache(self, beam_idx: Any) -> None:
+            # StaticLayers, made by CompiledBackend._cache (transformers types them as any layer).
+            layers: list[Any] = [layer for layer in self.self_attention_cache.layers if layer.is_initialized]  # type: ignore[union-attr]
+            if not layers:
+                return
+            # The same in every layer; reading it waits for the device, as beam search does anyway
+            # at every step (its stopping check).
+            filled = int(layers[0].cumulative_length)
+            index = beam_idx.to(layers[0].keys.device)
+            for layer in layers:
+                for states in (layer.keys, layer.values):
+                    states[:, :, :filled] = states[:, :, :filled].index_select(0, index)
+
+    return StaticBeamCache
