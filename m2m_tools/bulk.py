@@ -13,8 +13,8 @@ with its text translated). Through a running service (``--url``, many
 requests in flight at bulk priority) or in-process (``--model``, the service's own pipeline): the
 same translations. Work is cut into chunks checkpointed under ``OUTPUT.m2m-job/``; killed, the
 same command resumes where it stopped, and run again once finished it translates nothing. Each
-output file is written atomically once all its records are in, with its input's permissions and
-line endings. Records that cannot be translated go to ``OUTPUT.rejects.jsonl`` with their reason,
+output file is written atomically once all its records are in, with its input's permissions,
+line endings and UTF-8 byte order mark (if it had one). Records that cannot be translated go to ``OUTPUT.rejects.jsonl`` with their reason,
 and the command exits with 1.
 
 Before any work, every input file is read (a document parsed) and --from/--to are checked against

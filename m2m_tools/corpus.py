@@ -19,6 +19,7 @@ Windows-edited file comes back CRLF.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
@@ -62,6 +63,7 @@ class FileUnit:
     target: str | None
     size: int = 0
     key: str = ""
+    bom: bool = False
     rejected: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -74,8 +76,18 @@ class FileUnit:
             if self.format == TEXT or line.strip():
                 size += 1
         self.size = size
+        # A UTF-8 byte order mark is read past (utf-8-sig) and written back: a tool that put it
+        # there may want it (Windows editors, Excel's CSV-like imports).
+        self.bom = self._starts_with_bom()
         settings = {"format": self.format, "from": self.source, "to": self.target}
         self.key = hashlib.sha256(json.dumps([hasher.hexdigest(), settings], sort_keys=True).encode()).hexdigest()
+
+    def _starts_with_bom(self) -> bool:
+        try:
+            with self.path.open("rb") as handle:
+                return handle.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8
+        except OSError as exc:
+            raise CorpusError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
 
     def _lines(self) -> Iterator[tuple[int, str, str]]:
         """(line number, text, its line end), lazily."""
@@ -135,6 +147,8 @@ class FileUnit:
         rejected: list[dict[str, Any]] = []
         results = log.results(done, f"{self.name}: record")
         with atomic_writer(self.output, permissions(self.path)) as out:
+            if self.bom:
+                out.write("\ufeff")
             # The records drive: results are read only as far as there are records.
             for (number, record_id, _, end), (text, reason) in zip(self.records(), results, strict=False):
                 if reason is not None:

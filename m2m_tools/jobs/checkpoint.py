@@ -88,11 +88,28 @@ def permissions(path: Path) -> int | None:
         return None
 
 
+def new_file_mode() -> int:
+    """The permission bits `open` gives a new file: 666 less the umask. Linux shows the umask in
+    /proc; elsewhere it is read by setting it, which a thread creating a file at that instant
+    would see."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextmanager
 def atomic_writer(path: Path, mode: int | None = None) -> Iterator[IO[str]]:
     """A text file that replaces ``path`` on a clean exit: readers see the old or the new file, never a mix.
 
-    ``mode``: its permission bits (a translation gets its source's); else mkstemp's 600.
+    ``mode``: its permission bits (a translation gets its source's); else a new file's under the
+    process's umask, as `open` would give it (mkstemp's 600 left reports and rejects unreadable
+    to the user's group where everything else they write is not).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -100,9 +117,8 @@ def atomic_writer(path: Path, mode: int | None = None) -> Iterator[IO[str]]:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             yield handle
             handle.flush()
-            if mode is not None:
-                # Before the rename: the file never appears under its name with other permissions.
-                os.fchmod(handle.fileno(), mode)
+            # Before the rename: the file never appears under its name with other permissions.
+            os.fchmod(handle.fileno(), new_file_mode() if mode is None else mode)
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:

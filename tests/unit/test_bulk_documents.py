@@ -7,7 +7,9 @@ Through a real server (`--url`, HTML units sent as `format: "html"`) in tests/e2
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -209,6 +211,28 @@ def test_outputs_keep_their_inputs_permissions_and_line_endings(fixture_model, t
     # Run again (a read-only output is replaced, not written into): the same files, the same modes.
     assert run(source, "--output", out, "--model", fixture_model, "--from", "en", "--to", "de") == EXIT_OK
     assert {name: stat.S_IMODE((out / name).stat().st_mode) for name in modes} == modes
+
+
+def test_a_byte_order_mark_is_kept_and_the_rejects_file_follows_the_umask(fixture_model, tmp_path):
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "lines.txt").write_bytes(codecs.BOM_UTF8 + f"{A}\r\n{B}\r\n".encode())  # Notepad's
+    rows = [json.dumps({"id": 1, "text": A}), json.dumps({"id": 2, "text": 7})]  # the second rejected
+    (source / "corpus.jsonl").write_bytes(codecs.BOM_UTF8 + ("\n".join(rows) + "\n").encode())
+    (source / "plain.txt").write_bytes(f"{C}\n".encode())
+    out = tmp_path / "out"
+    previous = os.umask(0o027)
+    try:
+        assert run(source, "--output", out, "--model", fixture_model, "--from", "en", "--to", "de") == EXIT_REJECTS
+    finally:
+        os.umask(previous)
+    assert (out / "lines.txt").read_bytes() == codecs.BOM_UTF8 + f"{TA}\r\n{TB}\r\n".encode()
+    corpus = (out / "corpus.jsonl").read_bytes()
+    assert corpus.startswith(codecs.BOM_UTF8) and json.loads(corpus[3:].splitlines()[0]) == {"id": 1, "text": TA}
+    assert (out / "plain.txt").read_bytes() == f"{TC}\n".encode()  # none where there was none
+    rejects = tmp_path / "out.rejects.jsonl"
+    assert [json.loads(line)["id"] for line in rejects.read_text(encoding="utf-8").splitlines()] == [2]
+    assert stat.S_IMODE(rejects.stat().st_mode) == 0o640  # 666 less the umask, as open() makes a file
 
 
 def parallel_documents(root: Path) -> None:
