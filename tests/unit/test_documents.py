@@ -155,6 +155,9 @@ def test_xliff_targets_filled(version):
     if version == "1.2":
         states = [(t.get("state"), t.get("state-qualifier")) for t in root.iterfind(".//x:target", ns)]
         assert states == [("needs-review-translation", "mt-suggestion")] * 2 + [(None, None)]
+    else:
+        states = [(s.get("state"), s.get("subState")) for s in root.iterfind(".//x:segment", ns)]
+        assert states == [("translated", "m2m:mt-suggestion")] * 2 + [(None, None)]
 
 
 def test_xliff_alt_trans_suggestions_are_left_as_they_are():

@@ -152,8 +152,12 @@ EXPECTED_V20 = [
         ['<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en">'],
         ['<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en" trgLang="fr">'],
     ),
+    # A segment filled here says so (2.0's subState is a tool's own qualifier).
+    (["      <segment>"], ['      <segment state="translated" subState="m2m:mt-suggestion">']),
     ([], ["        <target>La vie, c'est comme une boîte de chocolats.</target>"]),
+    (["      <segment>"], ['      <segment state="translated" subState="m2m:mt-suggestion">']),
     ([], ["        <target>Elle est à côté de la mairie.</target>"]),
+    (['      <segment state="initial">'], ['      <segment state="translated" subState="m2m:mt-suggestion">']),
     (["        <target/>"], ["        <target>Je voudrais un café, s'il vous plaît.</target>"]),
 ]
 
@@ -162,6 +166,8 @@ def test_xliff_2_only_the_targets_written_and_the_target_language_change():
     out = translate("shop.xlf", V20.encode()).decode()
     assert hunks(V20, out) == EXPECTED_V20
     assert translate("shop.xlf", V20.replace("\n", "\r\n").encode()).decode() == out.replace("\n", "\r\n")
+    # Translated is translated: a second pass finds nothing to do (left `initial`, it redid them).
+    assert translate("shop.xlf", out.encode()).decode() == out
 
 
 def test_a_translation_is_escaped_and_its_lines_end_as_the_files_do():

@@ -2,7 +2,10 @@
 
 Every <source> of plain text without a translation gets its <target> (created after it, or filled
 where it is empty or its state says it needs one), and the file's target language is set; a 1.2
-target made here reads `state="needs-review-translation"` with `state-qualifier="mt-suggestion"`.
+target made here reads `state="needs-review-translation"` with `state-qualifier="mt-suggestion"`,
+and a 2.0 segment filled here `state="translated"` (2.0 has no state for "needs review") with
+`subState="m2m:mt-suggestion"` (the subState is where 2.0 puts a tool's own qualifier): left
+`initial`, a CAT tool would show it untranslated and the next pass would translate it again.
 A translated <target> is left as it is. A source with inline elements (<g>, <x/>, <ph>, <pc>) is
 left without a target: its markup is XLIFF's own, not HTML's.
 
@@ -24,6 +27,7 @@ from translator.documents.ooxml import parse_xml
 _XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
 _XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"
 _MACHINE_STATE = {"state": "needs-review-translation", "state-qualifier": "mt-suggestion"}
+_MACHINE_SEGMENT_STATE = {"state": "translated", "subState": "m2m:mt-suggestion"}
 # States saying a target is still to be translated (XLIFF 1.2's target, 2.0's segment).
 _UNTRANSLATED = frozenset({"new", "needs-translation", "initial"})
 
@@ -73,6 +77,8 @@ def read_xliff(data: bytes, target_language: str) -> Document:
             body = xmltext.escape_text(translation, eol)
             target, anchor = _target(source, ns)
             quote = xmltext.quote_of(start_tag(source.getparent()))  # where the target has none
+            if namespace == _XLIFF_2:
+                set_attributes(source.getparent(), _MACHINE_SEGMENT_STATE, quote)
             if target is None:
                 span, after = where[source], where[anchor]
                 name = span.name[: -len("source")] + "target"  # with the file's prefix, if any
