@@ -14,8 +14,8 @@ requests in flight at bulk priority) or in-process (``--model``, the service's o
 same translations. Work is cut into chunks checkpointed under ``OUTPUT.m2m-job/``; killed, the
 same command resumes where it stopped, and run again once finished it translates nothing. Each
 output file is written atomically once all its records are in, with its input's permissions,
-line endings and UTF-8 byte order mark (if it had one). Records that cannot be translated go to ``OUTPUT.rejects.jsonl`` with their reason,
-and the command exits with 1.
+line endings and UTF-8 byte order mark (if it had one). Records that cannot be translated go to
+``OUTPUT.rejects.jsonl`` with their reason, and the command exits with 1.
 
 Before any work, every input file is read (a document parsed) and --from/--to are checked against
 the languages of the server (its /languages) or of the model: every problem found is listed at
