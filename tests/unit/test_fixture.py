@@ -357,7 +357,7 @@ def test_int8_reproduces_the_corpus_with_every_ctranslate2_instruction_set(model
     # corpus back exactly (in one batch and alone) with the margin. The build checked each one (its
     # stamp says so, above); this runs the check again, from the saved model, as a user would.
     env = {**os.environ, "CT2_FORCE_CPU_ISA": isa}
-    command = [sys.executable, "-m", "fixture.engines", str(model_dir), "--engines", "ctranslate2:int8"]
+    command = [sys.executable, "-m", "fixture.check_engines", str(model_dir), "--engines", "ctranslate2:int8"]
     root = Path(__file__).resolve().parents[2]  # `fixture` is importable from the repository root
     done = subprocess.run(command, env=env, cwd=root, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
