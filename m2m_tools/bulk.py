@@ -110,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         assert runner is not None
         for file in skipped:
-            print(f"skipped, unreadable: {file.reason}", file=sys.stderr)  # noqa: T201 - CLI output
+            stale = f" ({file.stale_output}, an earlier run's, is left as it was)" if file.stale_output else ""
+            print(f"skipped, unreadable: {file.reason}{stale}", file=sys.stderr)  # noqa: T201 - CLI output
         units = plan.units
         options = Options(
             chunk_size=args.chunk_size,

@@ -175,10 +175,17 @@ class Unreadable:
 
     name: str
     reason: str  # names the file: "in/a.pdf: PDF is not translated..."
+    output: Path | None = None  # where its translation would go
 
     @property
     def rejected(self) -> list[dict[str, Any]]:
         return [{"file": self.name, "reason": self.reason}]
+
+    @property
+    def stale_output(self) -> Path | None:
+        """An output an earlier run left for this file (from what it held then): kept, as the
+        tool deletes nothing of the user's, and said, as it is no translation of the file now."""
+        return self.output if self.output is not None and self.output.is_file() else None
 
 
 @dataclass
@@ -242,7 +249,7 @@ def _unit(
             return DocumentUnit(path, output, name, source, target)
         return FileUnit(path, output, fmt, name, source, target)
     except (CorpusError, DocumentError) as exc:
-        return Unreadable(name, str(exc))
+        return Unreadable(name, str(exc), output)
 
 
 def write_rejects(path: Path, files: Sequence[OutputUnit | Unreadable]) -> int:

@@ -154,6 +154,17 @@ def test_skip_unreadable_translates_the_others_and_lists_them(fixture_model, tmp
     assert [sorted(r) for r in rejects] == [["file", "reason"]] * len(unreadable)
     assert [r["file"] for r in rejects] == sorted(unreadable)
     assert all(unreadable[r["file"]] in r["reason"] for r in rejects)
+    assert not any("an earlier run's" in line for line in skipped)
+
+    # A file readable once, unreadable now: its old output stays (nothing of the user's is deleted)
+    # and the line says it is there, as it is no translation of what the file holds now.
+    (tmp_path / "in" / "lines.txt").write_bytes(b"\xff\xfe not UTF-8")
+    assert run(*args, "--skip-unreadable") == EXIT_REJECTS
+    [line] = [line for line in capsys.readouterr().err.splitlines() if f"{tmp_path / 'in' / 'lines.txt'}: " in line]
+    assert (
+        line.startswith("skipped, unreadable: ")
+        and f"({out / 'lines.txt'}, an earlier run's, is left as it was)" in line
+    )
 
 
 @pytest.mark.parametrize(
