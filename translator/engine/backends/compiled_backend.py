@@ -119,7 +119,7 @@ class CompiledBackend(TransformersBackend):
         started = time.perf_counter()
         self.warm_up()
         self.compile_s = time.perf_counter() - started
-        self.compiled_calls = self.eager_calls = 0  # the requests' from here
+        self.compiled_calls = self.eager_calls = self.beam_steps = 0  # the requests' from here
         logger.info("compiled backend: its shapes compiled in %.1f s", self.compile_s)
 
     def warm_up(self) -> None:
@@ -187,6 +187,8 @@ class CompiledBackend(TransformersBackend):
         decoding. transformers' beam search calls the model itself (`model(...)`, hence `forward`):
         tests/unit/test_compiled_backend.py pins that its steps come here (`beam_steps`)."""
 
+        # With the model's own signature: generate inspects `forward`'s parameters.
+        @functools.wraps(self._forward)
         def forward(*args: Any, **kwargs: Any) -> Any:
             step = kwargs.get("decoder_input_ids")
             if kwargs.get("past_key_values") is cache and step is not None and step.shape[1] == 1:
