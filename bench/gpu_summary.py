@@ -63,10 +63,34 @@ def service_rows(work: Path, engines: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def markdown(engines: dict[str, Any], service: Sequence[dict[str, Any]], device: str) -> str:
+def step_rows(work: Path) -> list[dict[str, Any]]:
+    """What each step of bench/gpu_check.sh came to (its steps.tsv), with its log's last line."""
+    path = work / "steps.tsv"
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, budget, seconds, outcome = line.split("\t", 3)
+        log = work / f"{name}.log"
+        said = [text for text in log.read_text(errors="replace").splitlines() if text.strip()] if log.exists() else []
+        rows.append(
+            {"step": name, "budget_s": int(budget), "seconds": int(seconds), "outcome": outcome, "said": said[-1:]}
+        )
+    return rows
+
+
+def markdown(
+    engines: dict[str, Any], service: Sequence[dict[str, Any]], device: str, steps: Sequence[dict[str, Any]] = ()
+) -> str:
     from bench.engines import report
 
     lines = [f"# make gpu-check on {device.strip()}", ""]
+    if steps:
+        lines += ["| step | budget s | took s | outcome | its log's last line |", "|---|---|---|---|---|"]
+        for r in steps:
+            said = (r["said"][0] if r["said"] else "").replace("|", "/")[:160]
+            lines.append(f"| {r['step']} | {r['budget_s']} | {r['seconds']} | {r['outcome']} | {said} |")
+        lines.append("")
     if engines:
         lines += [report(engines["meta"], engines["runs"]), ""]
     lines += [
@@ -95,9 +119,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     engines_path = work / "gpu-engines.json"
     engines = json.loads(engines_path.read_text()) if engines_path.exists() else {}
     service = service_rows(work, engines)
+    steps = step_rows(work)
     device_path = work / "device.txt"
     device = device_path.read_text() if device_path.exists() else "?"
-    write_page(out, "gpu-check", {"engines": engines, "service": service}, markdown(engines, service, device))
+    write_page(
+        out,
+        "gpu-check",
+        {"steps": steps, "engines": engines, "service": service},
+        markdown(engines, service, device, steps),
+    )
     return 0
 
 
