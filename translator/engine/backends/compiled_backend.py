@@ -45,7 +45,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +154,14 @@ class CompiledBackend(TransformersBackend):
         cache = self._cache(size * beams, width, length)
         self.compiled_calls += 1
         if beams == 1:
+            routing: AbstractContextManager[None] = nullcontext()
+            compiling: dict[str, Any] = {"compile_config": self.compile_config}
+        else:
+            routing = self._compiled_beam_steps(cache)
+            # transformers' own compilation off: its beam search would not use it, and it would
+            # trace the routing of _compiled_beam_steps.
+            compiling = {"disable_compile": True}
+        with routing:
             outputs = self._generate(
                 padded_rows,
                 padded_targets,
@@ -162,22 +170,8 @@ class CompiledBackend(TransformersBackend):
                 hypotheses,
                 width=width,
                 past_key_values=cache,
-                compile_config=self.compile_config,
+                **compiling,
             )
-        else:
-            with self._compiled_beam_steps(cache):
-                # transformers' own compilation off: its beam search would not use it, and it
-                # would trace the routing below.
-                outputs = self._generate(
-                    padded_rows,
-                    padded_targets,
-                    max_new_tokens,
-                    min_new_tokens,
-                    hypotheses,
-                    width=width,
-                    past_key_values=cache,
-                    disable_compile=True,
-                )
         return outputs[:count]
 
     @contextmanager
