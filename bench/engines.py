@@ -30,7 +30,7 @@ import yaml
 
 from bench import checkpoint, workload
 from bench.environment import GpuSampler, git_state, machine
-from bench.report import write_page
+from bench.report import cell, write_page
 from harness.servers import ROOT
 from translator.config import DEFAULT_CONFIG_PATH, ENGINE_SERVICE, load_settings
 from translator.contract.protocol import Piece
@@ -156,13 +156,11 @@ def report(meta: dict[str, Any], runs: Sequence[dict[str, Any]]) -> str:
             lines.append(f"| {run['engine']} | {run['beams']} | failed: {run['error'][:200]} | | | | | |")
             continue
         for row in run["rows"]:
-            busy = row.get("gpu_busy")
-            memory = row.get("memory_peak_mib")
             lines.append(
                 f"| {run['engine']} | {run['beams']} | {run['loaded_s']:.1f} |"
                 f" {row['batch']}{' (split)' if row.get('split') else ''} |"
-                f" {row['sentences_per_s']:.1f} | {row['batch_s']:.3f} | {'' if busy is None else f'{busy:.2f}'} |"
-                f" {'' if memory is None else f'{memory:.0f}'} |"
+                f" {row['sentences_per_s']:.1f} | {row['batch_s']:.3f} | {cell(row.get('gpu_busy'))} |"
+                f" {cell(row.get('memory_peak_mib'), 0)} |"
             )
     profiled = [(run, row) for run in runs for row in run.get("rows", []) if "top_kernels" in row]
     for run, row in profiled:
@@ -229,14 +227,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         check=False,
                         timeout=args.run_timeout,
                     )
+                    if done.returncode == 0 and out.exists():
+                        run.update(json.loads(out.read_text()))
+                    else:
+                        run["error"] = (args.logs / f"{name}.log").read_text()[-2000:].replace("\n", " ")
                 except subprocess.TimeoutExpired:
                     run["error"] = f"over its {args.run_timeout:.0f} s (start-up and every batch size)"
-            if "error" in run:
-                pass
-            elif done.returncode == 0 and out.exists():
-                run.update(json.loads(out.read_text()))
-            else:
-                run["error"] = (args.logs / f"{name}.log").read_text()[-2000:].replace("\n", " ")
             runs.append(run)
             print(json.dumps({k: v for k, v in run.items() if k != "rows"}), flush=True)  # noqa: T201
     meta = {
