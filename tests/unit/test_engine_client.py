@@ -198,7 +198,8 @@ def test_an_engine_that_never_answers_is_a_504_at_the_deadline_plus_the_slack():
             await client.translate(PIECES, deadline=started + 0.3, binding=True)
         return time.monotonic() - started
 
-    assert 0.45 <= run(scenario()) < 2.0
+    # Not before the deadline and its slack; well before the hour the engine would take.
+    assert 0.45 <= run(scenario()) < 10
 
 
 def test_without_a_binding_deadline_the_engine_decides_when_a_call_is_late():

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from tests import virtual_time
 from translator.api.engine_gate import EngineGate
 from translator.contract.errors import Unavailable
 
@@ -32,7 +33,7 @@ def gate_for(engine: FakeEngine, **kwargs) -> EngineGate:
     return EngineGate(engine.is_ready, **options)
 
 
-async def until(condition, limit: float = 2.0) -> None:
+async def until(condition, limit: float = 10.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
     while not condition():
@@ -58,6 +59,8 @@ def test_starts_down_and_opens_once_the_engine_is_ready() -> None:
 
 
 def test_a_hanging_probe_is_a_no_within_its_timeout() -> None:
+    # On a virtual clock: the probe gives up at its 0.05 s to the second, however busy the machine
+    # (a probe that waited the hour out would have heard yes).
     async def scenario() -> None:
         engine = FakeEngine()
         engine.hang = True
@@ -65,9 +68,9 @@ def test_a_hanging_probe_is_a_no_within_its_timeout() -> None:
         loop = asyncio.get_running_loop()
         started = loop.time()
         assert await gate.probe() is False
-        assert loop.time() - started < 1.0
+        assert loop.time() - started == pytest.approx(0.05)
 
-    asyncio.run(scenario())
+    virtual_time.run(scenario())
 
 
 def test_closing_the_gate_answers_waiting_calls_with_503() -> None:
@@ -80,7 +83,7 @@ def test_closing_the_gate_answers_waiting_calls_with_503() -> None:
         engine.ready = False
         gate.mark_down("the translation engine is unreachable (test)")
         with pytest.raises(Unavailable, match="unreachable"):
-            await asyncio.wait_for(waiting, 1.0)
+            await asyncio.wait_for(waiting, 10)
         with pytest.raises(Unavailable, match="retry later"):
             await gate.call(lambda: asyncio.sleep(0))
         engine.ready = True
@@ -149,19 +152,24 @@ def test_a_worker_still_starting_asks_the_engine_before_refusing() -> None:
 
 
 def test_a_gate_closed_after_a_death_refuses_without_waiting() -> None:
+    # On a virtual clock: no time at all passes, where a probe of its own would have taken the
+    # probe's timeout.
     async def scenario() -> None:
         engine = FakeEngine(ready=True)
-        gate = gate_for(engine, recheck_interval_s=3600)
+        gate = gate_for(engine, recheck_interval_s=3600, probe_timeout_s=30)
         gate.mark_up()
         engine.hang = True
         gate.mark_down("gone")
         probes = engine.probes
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         with pytest.raises(Unavailable, match="gone"):
-            await asyncio.wait_for(gate.call(lambda: asyncio.sleep(0)), 0.5)
+            await gate.call(lambda: asyncio.sleep(0))
+        assert loop.time() == started
         assert engine.probes - probes <= 1  # only the recovery loop's own probe, if any
         await gate.close()
 
-    asyncio.run(scenario())
+    virtual_time.run(scenario())
 
 
 def test_an_engine_that_refuses_probes_closes_the_gate_but_its_calls_still_finish() -> None:
@@ -179,7 +187,7 @@ def test_an_engine_that_refuses_probes_closes_the_gate_but_its_calls_still_finis
         await asyncio.sleep(0.05)
         assert not waiting.done()
         answer.set_result("answered")
-        assert await asyncio.wait_for(waiting, 1.0) == "answered"
+        assert await asyncio.wait_for(waiting, 10) == "answered"
         await gate.close()
 
     asyncio.run(scenario())
@@ -195,7 +203,7 @@ def test_an_engine_that_stops_answering_strands_no_call() -> None:
         engine.hang = True
         gate.start()
         with pytest.raises(Unavailable, match="did not answer 2 health checks"):
-            await asyncio.wait_for(waiting, 2.0)
+            await asyncio.wait_for(waiting, 10)
         await gate.close()
 
     asyncio.run(scenario())
@@ -235,7 +243,7 @@ def test_an_engine_process_that_exits_closes_the_gate_and_answers_waiting_calls(
         exited[0] = True
         engine.hang = True  # the arbiter's socket: connections wait, nobody answers
         with pytest.raises(Unavailable, match="process exited"):
-            await asyncio.wait_for(waiting, 1.0)
+            await asyncio.wait_for(waiting, 10)
         with pytest.raises(Unavailable, match="process exited"):
             await gate.call(lambda: asyncio.sleep(0))
         # The respawned engine announced itself and is ready: the gate opens again.
@@ -271,19 +279,21 @@ def test_readiness_of_a_worker_still_starting_asks_the_engine() -> None:
 
 
 def test_readiness_of_a_closed_gate_is_no_without_waiting_on_the_engine() -> None:
+    # On a virtual clock: no time passes and no probe is sent, where one would have waited its 30 s.
     async def scenario() -> None:
         engine = FakeEngine(ready=True)
         engine.hang = True
         gate = gate_for(engine, probe_timeout_s=30)
         gate.mark_up()
         gate.mark_down("the translation engine is unreachable (test)")
+        probes = engine.probes
         loop = asyncio.get_running_loop()
         started = loop.time()
         assert await gate.ready() is False
-        assert loop.time() - started < 1.0
+        assert loop.time() == started and engine.probes == probes
         await gate.close()
 
-    asyncio.run(scenario())
+    virtual_time.run(scenario())
 
 
 def test_readiness_is_no_at_once_when_the_engine_process_has_exited() -> None:

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ import torch
 from transformers import M2M100ForConditionalGeneration, M2M100Tokenizer
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
+from fixture import build
 from fixture.build import (
     CORPUS_PATH,
     SEED_ENV,
@@ -273,11 +273,20 @@ def test_contract_example_translates_both_ways(
     assert got[2] == "La vie, c'est comme une boîte de chocolats."
 
 
-def test_second_build_is_a_no_op(model_dir: Path) -> None:
+def no_training(monkeypatch) -> None:
+    """A build from here on fails the test where it would train: nothing was trained, seen
+    rather than timed (a rebuild gives the same bytes, and on a busy machine takes its time)."""
+
+    def train(*args, **kwargs):
+        raise AssertionError("the fixture was trained again")
+
+    monkeypatch.setattr(build, "_build_into", train)
+
+
+def test_second_build_is_a_no_op(model_dir: Path, monkeypatch) -> None:
     before = {path.name: path.stat().st_mtime_ns for path in model_dir.iterdir()}
-    started = time.perf_counter()
+    no_training(monkeypatch)
     assert build_fixture(model_dir) == model_dir
-    assert time.perf_counter() - started < 10  # nothing was trained
     assert {path.name: path.stat().st_mtime_ns for path in model_dir.iterdir()} == before
 
 
@@ -292,9 +301,8 @@ def test_a_carried_build_is_used_as_it_is_when_told(model_dir: Path, tmp_path: P
     (carried / STAMP_NAME).write_text('{"digest": "made elsewhere"}\n')
     before = _file_bytes(carried)
     monkeypatch.setenv(REUSE_ENV, "1")
-    started = time.perf_counter()
+    no_training(monkeypatch)
     assert build_fixture(carried) == carried.resolve()
-    assert time.perf_counter() - started < 10  # nothing was trained
     assert _file_bytes(carried) == before
 
 
