@@ -153,14 +153,19 @@ def test_a_storm_of_bulk_retries_is_refused_from_the_headers_beside_interactive_
         refused = [o for o in bulk.outcomes if o.status == 503]
         early = [o for o in refused if "objective" in str(o.data)]
         assert all(o.headers.get("retry-after", "").isdigit() for o in refused)
-        # Refusals made from the headers, and held (limits.REFUSAL_HOLD_S, or their Retry-After)
-        # so that these clients, which resend at once, cannot spin.
-        # Sized like the recent bulk requests (16 pieces), most are refused there; the engine
-        # refuses those that pass in the moment a batch frees room.
-        assert len(early) > len(refused) // 2, f"{len(early)} of {len(refused)} refused from the headers"
+        # The mechanism, not a share of outcomes (which depends on how fast this machine answers
+        # the storm: 371 of 811 from the headers on a busy 2-core EPYC, most on a quiet one):
+        # refusals were made from the headers, and held (limits.REFUSAL_HOLD_S, or their
+        # Retry-After) so that these clients, which resend at once, cannot spin; every other
+        # refusal is the engine's admission's, counted by it, for those that passed in the moment
+        # a batch freed room.
+        assert early, f"none of {len(refused)} refusals was made from the headers"
         held = min(REFUSAL_HOLD_S, min(int(o.headers["retry-after"]) for o in early))
         assert min(o.seconds for o in early) >= held * 0.9, sorted(o.seconds for o in early)[:5]
-        engine_refused = metric_value(srv, "translation_refused_requests_total")
+        by_engine = [o for o in refused if "objective" not in str(o.data)]
+        assert all("would be answered in about" in str(o.data) for o in by_engine), [o.data for o in by_engine][:3]
+        engine_refused = metric_value(srv, "translation_refused_requests_total", reason="deadline")
+        assert engine_refused >= len(by_engine), (engine_refused, len(by_engine))
         print(
             f"\nstorm: {dict(bulk.kinds)} in 12 s, {len(early)} refused from the headers, {engine_refused:.0f} by the "
             f"engine; interactive p50 {sorted(interactive.latencies_s)[len(interactive.latencies_s) // 2]:.2f}s"
