@@ -55,6 +55,8 @@ GPU_BATCHES = (128, 256, 512)
 GPU_CLIENTS = (256, 512, 1024)
 CLIENTS = 32  # the measure: wrk -t1 -c32
 SIXTEEN = 16
+# Longer windows a load gets when one measured not a single request (measured())
+WINDOW_RETRIES = 3
 
 
 def write_config(path: Path, point: str, gpu_batch: int = GPU_BATCHES[-1]) -> Path:
@@ -185,11 +187,24 @@ def measured(
     pieces_per_request: int,
 ) -> dict[str, Any]:
     wrk(server.url + path, clients, min(3.0, seconds), script)  # warm-up, unmeasured
-    before = meter.read()
-    metrics_before, started = server.metrics(), time.monotonic()
-    row = wrk(server.url + path, clients, seconds, script)
-    after = meter.read()
-    metrics_after, window = server.metrics(), time.monotonic() - started
+    # A window in which not one request finished (a short smoke point on a slow or busy machine:
+    # every connection still waiting for its first batch) measures nothing: said, and measured
+    # again in a window twice as long, up to WINDOW_RETRIES times.
+    for attempt in range(WINDOW_RETRIES + 1):
+        before = meter.read()
+        metrics_before, started = server.metrics(), time.monotonic()
+        row = wrk(server.url + path, clients, seconds * 2**attempt, script)
+        after = meter.read()
+        metrics_after, window = server.metrics(), time.monotonic() - started
+        if row["requests"] > 0:
+            break
+        print(  # noqa: T201 - the command's own progress
+            f"{server.url}{path}, {clients} clients: no request finished in {window:.1f} s; "
+            + ("measuring again in a longer window" if attempt < WINDOW_RETRIES else "giving up"),
+            file=sys.stderr,
+            flush=True,
+        )
+    row["window_retries"] = attempt
     done = max(1, row["requests"])
     engine_s, runner_s, api_s = (b - a for a, b in zip(before, after, strict=True))
     row.update(
