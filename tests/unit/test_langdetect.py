@@ -1,6 +1,8 @@
-"""translator.text.langdetect: the code mapping, the refusals, and the accuracy table of the README.
+"""translator.text.langdetect: the code mapping, the refusals, scripts, short strings, and the
+accuracy table of docs/api.md.
 
-The detector is the real py3langid model (it ships in the wheel; loading takes about a second).
+The detector is the real one: py3langid's model and fastText's lid.176 (both ship in their
+wheels), wordfreq's lists (the table is built once per machine, a few seconds).
 `pytest tests/unit/test_langdetect.py -k accuracy -s` prints the accuracy table.
 """
 
@@ -13,6 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 from transformers.models.nllb.tokenization_nllb import FAIRSEQ_LANGUAGE_CODES as NLLB_MODEL_CODES
 
@@ -26,6 +31,7 @@ from translator.text.langdetect import (
     detectable,
     detector_for,
 )
+from translator.text.scripts import ScriptTable
 
 M2M100 = frozenset(FAIRSEQ_LANGUAGE_CODES["m2m100"])
 DATA = Path(__file__).resolve().parents[2] / "fixture"
@@ -165,9 +171,157 @@ def test_detection_is_restricted_to_the_checkpoints_languages() -> None:
 
 
 def test_importing_the_module_does_not_load_the_detector() -> None:
-    code = "import sys, translator.text.langdetect, translator.api.pipeline; print('py3langid' in sys.modules)"
+    code = (
+        "import sys, translator.text.langdetect, translator.api.pipeline;"
+        "print([m for m in ('py3langid', 'fasttext', 'wordfreq', 'marisa_trie') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "[]"
+
+
+# --- short strings (issue #43) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Notes", "en"),  # was Arabic (a .pptx translated from Arabic)
+        ("Hello", "en"),  # was Breton
+        ("Protonenstrahl", "de"),  # was Norwegian
+        ("Speichern", "de"),
+        ("Paramètres", "fr"),
+        ("Configuración", "es"),
+        ("Obrigado", "pt"),
+        ("Impostazioni", "it"),
+        ("Dziękuję", "pl"),
+        ("Köszönöm", "hu"),
+        ("Настройки", "ru"),
+        ("Ρυθμίσεις", "el"),
+        ("ログイン", "ja"),
+        ("설정", "ko"),
+        ("Save changes", "en"),
+        ("Hello world", "en"),
+    ],
+)
+def test_short_strings_are_guessed_right(detector: LanguageDetector, text: str, code: str) -> None:
+    detection = detector.detect(text)
+    assert detection.guess == code, detection.ranked[:3]
+
+
+def test_hi_is_english_or_the_catalan_word_it_also_is(detector: LanguageDetector) -> None:
+    # `hi` is among Catalan's most frequent words (wordfreq: 3.4e-3, English's `hi` 1e-4): alone it
+    # may be either; beside English records, or with fallbackLang, the request settles it.
+    detection = detector.detect("Hi")
+    assert detection.guess in ("en", "ca") and "en" in dict(detection.ranked[:2]), detection.ranked[:3]
+    assert detection.language is None  # one word: never determined on its own
+
+
+def test_a_script_with_one_language_decides_alone(detector: LanguageDetector) -> None:
+    for text, code in (("Καλημέρα", "el"), ("Բարեւ", "hy"), ("გამარჯობა", "ka"), ("東京の人口", "ja")):
+        detection = detector.detect(text)
+        assert detection.ranked == ((code, 1.0),), (text, detection.ranked)
+
+
+def test_a_script_no_language_of_the_checkpoint_is_written_in_has_no_guess(detector: LanguageDetector) -> None:
+    detection = detector.detect("ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ")  # Tifinagh: NLLB has Tamazight, M2M100 nothing
+    assert detection.guess is None and detection.language is None
+    assert "script" in (detection.reason or "")
+
+
+def test_latin_names_inside_another_script_do_not_make_it_latin(detector: LanguageDetector) -> None:
+    for text, code in (
+        ("LogEntry օբյեկտ", "hy"),
+        ("redirect хаанаас", "mn"),
+        ("boolean(True 또는 False)", "ko"),
+        ("iPhone の使い方", "ja"),
+    ):
+        assert detector.detect(text).guess == code, text
+
+
+def test_the_cyrillic_and_latin_languages_are_told_apart_by_script() -> None:
+    table = ScriptTable(M2M100)
+    assert table.scripts["sr"] == {"Cyrl", "Latn"} and table.scripts["ru"] == {"Cyrl"}
+    assert table.scripts["ja"] == {"Jpan", "Hani"} and table.scripts["zh"] == {"Hani"}
+    assert all(table.scripts[code] for code in M2M100)  # every language has its scripts
+    nllb = ScriptTable(LanguageCodes(NLLB_MODEL_CODES, NLLB).accepted)
+    # NLLB's codes carry their script: its Serbian is Cyrillic only, `acm` is Arabic, Tamazight Tifinagh
+    assert nllb.scripts["sr"] == {"Cyrl"} and nllb.scripts["acm"] == {"Arab"} and nllb.scripts["tzm"] == {"Tfng"}
+    assert nllb.scripts["ace"] == {"Latn"} and nllb.scripts["ace-Arab"] == {"Arab"}
+    assert nllb.scripts["ko"] == {"Kore"}  # kor_Hang: Hangul, which a Korean text's letters count as
+    assert all(nllb.scripts[code] for code in LanguageCodes(NLLB_MODEL_CODES, NLLB).listed)
+
+
+# Letters of one script each (the Basic Multilingual Plane's), for the property below.
+SCRIPTS = (
+    "Latn Cyrl Grek Arab Hebr Deva Beng Gujr Guru Taml Knda Mlym Orya Sinh Thai Laoo Khmr Mymr Tibt Geor "
+    "Armn Ethi Hang Hira Kana Hani Tfng Cher"
+).split()
+
+
+def _letters(script: str) -> str:
+    # Letters to regex's Unicode tables and to Python's both: regex's are newer (U+0558 is an
+    # Armenian letter there, unassigned to Python 3.11's str.isalpha, which the detector asks).
+    pattern = regex.compile(rf"[\p{{sc={script}}}&&\p{{L}}]", regex.V1)
+    return "".join(char for char in map(chr, range(0x20, 0xFFFF)) if pattern.match(char) and char.isalpha())
+
+
+ALPHABETS = {script: _letters(script) for script in SCRIPTS}
+
+
+@st.composite
+def script_texts(draw: st.DrawFn) -> str:
+    """One to four words of one or two scripts' letters, with digits and punctuation around."""
+    scripts = draw(st.lists(st.sampled_from(SCRIPTS), min_size=1, max_size=2))
+    words = [
+        draw(st.text(alphabet=ALPHABETS[draw(st.sampled_from(scripts))], min_size=1, max_size=8))
+        for _ in range(draw(st.integers(1, 4)))
+    ]
+    glue = draw(st.sampled_from([" ", ", ", " 12 ", "-", "; "]))
+    return glue.join(words)
+
+
+NLLB_ACCEPTED = frozenset(LanguageCodes(NLLB_MODEL_CODES, NLLB).accepted)
+
+
+# The scripts each checkpoint's languages are written in (M2M100's by its languages' CLDR data,
+# NLLB's by its own codes: kor_Hang, tzm_Tfng, bod_Tibt): text in them always has a guess.
+BOTH = "Latn Cyrl Grek Arab Hebr Deva Beng Gujr Guru Taml Knda Mlym Orya Sinh Thai Laoo Khmr Mymr Geor Armn Ethi"
+WRITTEN = {"m2m100": f"{BOTH} Hang Hira Kana Hani".split(), "nllb": f"{BOTH} Hang Hira Kana Hani Tibt Tfng".split()}
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "script"),
+    [(checkpoint, script) for checkpoint, scripts in WRITTEN.items() for script in scripts]
+    + [("m2m100", "Tibt"), ("m2m100", "Tfng"), ("m2m100", "Cher"), ("nllb", "Cher")],
+)
+def test_text_in_a_script_of_the_checkpoint_has_a_guess_in_it(checkpoint: str, script: str) -> None:
+    detector = detector_for(M2M100 if checkpoint == "m2m100" else NLLB_ACCEPTED)
+    text = " ".join(ALPHABETS[script][i : i + 5] for i in (0, 7, 20))
+    detection = detector.detect(text)
+    if script not in WRITTEN[checkpoint]:
+        assert detection.guess is None and detection.ranked == ()
+        return
+    assert detection.guess is not None, (script, text)
+    assert not detector.scripts.across(detection.guess, text)
+
+
+@pytest.mark.parametrize("languages", [M2M100, NLLB_ACCEPTED], ids=["m2m100", "nllb"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(text=script_texts())
+def test_never_across_scripts(languages: frozenset[str], text: str) -> None:
+    detector = detector_for(languages)
+    detection = detector.detect(text)
+    table = detector.scripts
+    written = table.written_in(table.primary(text))
+    if detection.guess is None:
+        assert not written  # only a script none of the checkpoint's languages is written in
+        return
+    assert not table.across(detection.guess, text), (text, detection.guess)
+    assert table.primary(text) in table.scripts[detection.guess]
+    assert {code for code, _ in detection.ranked} <= written
+    if detection.language is not None:
+        assert detection.language == detection.guess
+    assert abs(sum(share for _, share in detection.ranked) - 1.0) < 1e-6
 
 
 # --- accuracy (the README's table) ---------------------------------------------------------------

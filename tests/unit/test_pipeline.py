@@ -271,6 +271,24 @@ def test_auto_alone_a_short_or_unsupported_record_takes_the_detectors_best_guess
     assert esperanto.result[0].detected_lang in MANY
 
 
+def test_auto_a_short_record_takes_its_requests_language_only_in_that_languages_script():
+    engine = FakeEngine()
+    german = "Das Leben ist wie eine Schachtel Pralinen. Man weiß nie, was man bekommt."
+    languages = {"en", "de", "el", "fr"}
+    result = asyncio.run(translate_payload(auto_payload(german, "Καλημέρα", "Danke"), languages, engine))
+    # one word each: the German one takes the request's German, the Greek one is Greek (never German)
+    assert [(r.detected_lang, r.detected_confidence) for r in result.result][1] == ("el", 1.0)
+    assert [p.source for p in engine.calls[0]] == ["de", "de", "el", "de"]
+
+
+def test_auto_a_record_in_a_script_no_language_of_the_model_has_comes_back_as_it_is():
+    engine = FakeEngine()
+    text = "ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ"  # Tifinagh
+    result = run_many(auto_payload(text, "Das Leben ist wie eine Schachtel Pralinen."), engine)
+    assert [(r.text, r.detected_lang, r.detected_confidence) for r in result.result][0] == (text, "und", 0.0)
+    assert [p.source for p in engine.calls[0]] == ["de"]
+
+
 def test_auto_fallback_translates_undetermined_records_from_it():
     engine = FakeEngine()
     result = run_many(auto_payload("Bonjour", "Das Leben ist wie eine Schachtel Pralinen.", fallback="fr"), engine)

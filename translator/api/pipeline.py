@@ -209,10 +209,12 @@ async def _detect_sources(
 
     A record with letters is never refused: one whose language is not determined (a greeting, a
     button label, an ambiguous line) is translated from `fallbackLang` when the caller gave one
-    (answered 'und'), else from the language most of its request's determined records are in,
-    else from the detector's best guess. Records without letters come back as they are ('und').
+    (answered 'und'), else from the language most of its request's determined records are in
+    where that language is written in the record's script (a Greek word among German sentences is
+    not German), else from the detector's best guess. Records without letters, or in a script none
+    of the model's languages is written in, come back as they are ('und').
     """
-    # In a thread: the first call loads the detector's model (about a second), and scoring (and
+    # In a thread: the first call loads the detector's models (a few seconds), and scoring (and
     # parsing HTML) of a large request takes a while; the worker's event loop keeps serving meanwhile.
     tokens, detections = await asyncio.to_thread(_detect_all, payload, frozenset(supported))
     majority = _majority([d for d in detections if d is not None and d.language is not None])
@@ -227,7 +229,7 @@ async def _detect_sources(
         elif payload.fallback_lang is not None:
             sources.append(payload.fallback_lang)
             detected.append((UNDETERMINED, 0.0))
-        elif majority is not None:
+        elif majority is not None and majority in detection.candidates:
             sources.append(majority)
             detected.append((majority, round(detection.share(majority), 3)))
         else:
