@@ -193,7 +193,7 @@ def test_client_mistakes_are_one_info_line_without_content(server):
     # publish: this pins it). Each bad input carries MARKER, which must not reach the log.
     url = f"{server.url}/translation"
     since = server.log_size()
-    glossary = {"entries": [{"source": f"{MARKER}{i}"} for i in range(5_001)]}
+    glossary = {"entries": [{"source": f"{MARKER}{i}"} for i in range(10_001)]}
     bad = [
         ({"json": {"payload": {"fromLang": MARKER, "toLang": "de"}}}, 400),  # records missing
         ({"data": b"", "headers": {"content-type": "application/json"}}, 400),  # empty body

@@ -10,6 +10,7 @@ from pathlib import Path
 import deepl
 import pytest
 import requests
+from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dictionary
 from libretranslatepy import LibreTranslateAPI
 
 from harness.servers import launch_server, register, start_server, wait_ready
@@ -84,6 +85,35 @@ def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp
         assert done.status_code == 200, done.text
         translated = requests.get(done.json()["translatedFileUrl"], timeout=30)
         assert translated.content.decode() == expected["translatedText"]
+        # Every DeepL route, v3 glossaries and documents included, takes DeepL's header or the
+        # `auth_key` parameter (#44): none or a wrong one is DeepL's 403, never a 401 asking for
+        # another header; a path DeepL's API does not have is DeepL's 404, key or none.
+        client = deepl.DeepLClient(KEY, server_url=srv.url)
+        made = client.create_multilingual_glossary("keys", [Dictionary("EN", "JA", {"box": "箱"})])
+        assert made.glossary_id in [g.glossary_id for g in client.list_multilingual_glossaries()]
+        for path in ("/v3/glossaries", f"/v3/glossaries/{made.glossary_id}", "/deepl/v3/glossaries", "/v2/usage"):
+            for headers in ({}, {"Authorization": f"DeepL-Auth-Key {WRONG}"}, {"Authorization": f"Bearer {WRONG}"}):
+                refused = requests.get(f"{srv.url}{path}", headers=headers, timeout=30)
+                assert (refused.status_code, refused.json()["message"]) == (403, "Wrong auth key"), path
+            assert requests.get(f"{srv.url}{path}?auth_key={KEY}", timeout=30).status_code == 200, path
+        unknown = requests.post(f"{srv.url}/v3/unknown", json={}, timeout=30)
+        assert (unknown.status_code, unknown.json()["message"]) == (404, "Not Found")
+        # Zotero's DeepLX service sends no header: the key goes in its endpoint's query string.
+        zotero = {"text": body["q"], "source_lang": "EN", "target_lang": "JA"}
+        assert requests.post(f"{srv.url}/deepl/translate", json=zotero, timeout=60).status_code == 403
+        deeplx = requests.post(f"{srv.url}/deepl/translate?auth_key={KEY}", json=zotero, timeout=60)
+        assert deeplx.json()["data"] == expected["translatedText"]
+        # A document: the key in DeepL's header or in the form, and read with the key that uploaded it.
+        handle = client.translate_document_upload(body["q"], source_lang="EN", target_lang="JA", filename="a.txt")
+        with pytest.raises(deepl.DeepLException, match="Not found"):
+            deepl.Translator(OTHER, server_url=srv.url).translate_document_get_status(handle)
+        assert client.translate_document_wait_until_done(handle).done
+        assert client.translate_document_download(handle).content.decode() == expected["translatedText"]
+        document = f"{srv.url}/v2/document"
+        assert requests.post(document, files=files, data={"target_lang": "JA"}, timeout=60).status_code == 403
+        in_form = requests.post(document, files=files, data={"target_lang": "JA", "auth_key": KEY}, timeout=60)
+        assert in_form.status_code == 200 and set(in_form.json()) == {"document_id", "document_key"}, in_form.text
+        client.delete_multilingual_glossary(made)
         # Kubernetes' probes, Prometheus and the language lists need no key.
         for path in ("/livez", "/readyz", "/metrics", "/languages", "/libretranslate/languages"):
             assert requests.get(srv.url + path, timeout=30).status_code == 200, path

@@ -9,8 +9,10 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import deepl
 import pytest
 import requests
+from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dictionary
 
 from harness.load import Job, job, run_load
 from harness.servers import register, start_server
@@ -103,6 +105,15 @@ def test_glossaries_are_kept_in_the_shared_valkey(cached):
     for _ in range(4):  # whichever API worker answers
         answer = requests.post(f"{server.url}/translation", json=body, timeout=60).json()
         assert "BERLIN" in answer["result"][0]["text"], answer
+    # #44: changed in place through DeepL's v3 API, it is read anew by every worker that had it
+    # (each checks the glossary's revision, a small key beside it, before using it again).
+    revision = redis.Redis.from_url(valkey.url).get(f"glossary-revision:{glossary_id}")
+    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
+    client.update_multilingual_glossary_dictionary(glossary_id, Dictionary("EN", "DE", {"Berlin": "BÄRLIN"}))
+    assert redis.Redis.from_url(valkey.url).get(f"glossary-revision:{glossary_id}") not in (None, revision)
+    for _ in range(4):
+        answer = requests.post(f"{server.url}/translation", json=body, timeout=60).json()
+        assert "BÄRLIN" in answer["result"][0]["text"], answer
     assert requests.delete(f"{server.url}/glossaries/{glossary_id}", timeout=30).status_code == 204
     assert not redis.Redis.from_url(valkey.url).exists(f"glossary:{glossary_id}")
 

@@ -1,11 +1,15 @@
-"""DeepL's v2 API on the session's real server (fixture model, #33), driven by DeepL's own Python
-client (`deepl`, with `server_url`) and by the request shapes Weblate's DeepL machinery sends."""
+"""DeepL's API on the session's real server (fixture model, #33, #44), driven by DeepL's own Python
+client (`deepl.Translator` and `deepl.DeepLClient`, with `server_url`) and by the request shapes
+Weblate's DeepL machinery sends: text, v2 and v3 glossaries, DeepL's answers to bad requests.
+Documents: tests/e2e/test_deepl_documents.py."""
 
 from __future__ import annotations
 
 import deepl
 import pytest
 import requests
+from deepl import util
+from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dictionary
 
 from harness.corpus import corpus_sentences
 
@@ -178,9 +182,10 @@ def test_deepl_python_configured_as_for_deepl(server, base):
     with pytest.raises(deepl.DeepLException, match="glossary_id: no glossary") as deleted:
         translator.translate_text(sentence, source_lang="EN", target_lang="FR", glossary=glossary.glossary_id)
     assert "payload" not in str(deleted.value)
-    # DeepL's document API is not served: a JSON 404 in DeepL's shape, whatever the body.
-    document = requests.post(f"{server.url}/v2/document", files={"file": ("a.txt", b"Hello")}, timeout=30)
-    assert document.status_code == 404 and document.json()["message"] == "Not Found"
+    # A path DeepL's API does not have: a JSON 404 in DeepL's shape, whatever the body.
+    for path in ("/v2/documents", "/v3/nothing", "/deepl/v2/nothing"):
+        unknown = requests.post(f"{server.url}{path}", files={"file": ("a.txt", b"Hello")}, timeout=30)
+        assert unknown.status_code == 404 and unknown.json()["message"] == "Not Found", path
 
 
 def test_empty_text_is_deepls_400(server):
@@ -196,3 +201,160 @@ def test_empty_text_is_deepls_400(server):
     answered = requests.post(f"{server.url}/v2/translate", json=both, timeout=60)
     assert answered.status_code == 200, answered.text
     assert [t["text"] for t in answered.json()["translations"]] == [translation_of(both["text"][0], "en", "de"), ""]
+
+
+def test_every_v3_glossary_call_of_deepl_client(server):
+    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
+    made = client.create_multilingual_glossary(
+        "pets",
+        [Dictionary("EN", "DE", {"Apple": "Apfel", "Banana": "Banane"}), Dictionary("DE", "EN", {"Apfel": "Apple"})],
+    )
+    try:
+        assert [(d.source_lang, d.target_lang, d.entry_count) for d in made.dictionaries] == [
+            ("EN", "DE", 2),
+            ("DE", "EN", 1),
+        ]
+        got = client.get_multilingual_glossary(made.glossary_id)
+        assert (got.name, got.creation_time, len(got.dictionaries)) == ("pets", made.creation_time, 2)
+        assert made.glossary_id in [g.glossary_id for g in client.list_multilingual_glossaries()]
+        # deepl-python's test_glossary_translate_text_basic: whole texts that are terms.
+        used = client.translate_text(["Apfel"], source_lang="DE", target_lang="EN-US", glossary=made)
+        assert [r.text for r in used] == ["Apple"]
+        # deepl-python 1.32's `glossary_ids`: one glossary a request here, else a 400 that says so.
+        by_ids = client.translate_text("Apfel", source_lang="DE", target_lang="EN-US", glossary_ids=[made])
+        assert by_ids.text == "Apple"
+        with pytest.raises(deepl.DeepLException, match="one glossary a request"):
+            client.translate_text("Apfel", source_lang="DE", target_lang="EN-US", glossary_ids=[made, made])
+        entries = client.get_multilingual_glossary_entries(made, "EN", "DE").dictionaries
+        assert util.convert_tsv_to_dict(entries[0].entries) == {"Apple": "Apfel", "Banana": "Banane"}
+        # PATCH: entries merged into the pair's dictionary, seen by the next translation at once.
+        patched = client.update_multilingual_glossary_dictionary(
+            made, Dictionary("DE", "EN", {"Apfel": "APPLE", "Birne": "Pear"})
+        )
+        assert [d.entry_count for d in patched.dictionaries] == [2, 2]
+        assert client.translate_text("Apfel", source_lang="DE", target_lang="EN-GB", glossary=made).text == "APPLE"
+        assert client.update_multilingual_glossary_name(made, "more pets").name == "more pets"
+        # PUT: the pair's dictionary replaced.
+        replaced = client.replace_multilingual_glossary_dictionary(made, Dictionary("EN", "DE", {"Cherry": "Kirsche"}))
+        assert (replaced.source_lang, replaced.target_lang, replaced.entry_count) == ("EN", "DE", 1)
+        entries = client.get_multilingual_glossary_entries(made.glossary_id, "EN", "DE").dictionaries
+        assert entries[0].entries == util.convert_dict_to_tsv({"Cherry": "Kirsche"})
+        client.delete_multilingual_glossary_dictionary(made, source_lang="EN", target_lang="DE")
+        left = client.get_multilingual_glossary(made.glossary_id)
+        assert [(d.source_lang, d.target_lang) for d in left.dictionaries] == [("DE", "EN")]
+        with pytest.raises(deepl.GlossaryNotFoundException, match="Dictionary not found"):
+            client.get_multilingual_glossary_entries(made, "EN", "DE")
+        # The native API sees the same glossary, dictionaries and all.
+        native = requests.get(f"{server.url}/glossaries/{made.glossary_id}", timeout=30).json()
+        assert native["name"] == "more pets" and native["dictionaries"][0]["sourceLang"] == "de"
+    finally:
+        client.delete_multilingual_glossary(made)
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        client.get_multilingual_glossary(made.glossary_id)
+    for call in (client.get_multilingual_glossary, client.delete_multilingual_glossary):
+        with pytest.raises(deepl.GlossaryNotFoundException):
+            call("96ab91fd-e715-41a1-adeb-5d701f84a483")
+        with pytest.raises(deepl.DeepLException):
+            call("invalid_glossary_id")
+
+
+def test_v2_and_v3_glossaries_are_one_store(server):
+    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
+    v2 = client.create_glossary("v2", "EN", "FR", {"Paris": "Lutèce"})
+    v3 = client.create_multilingual_glossary(
+        "v3", [Dictionary("EN", "DE", {"a": "b"}), Dictionary("DE", "EN", {"b": "a"})]
+    )
+    try:
+        # A v2 glossary in v3: one dictionary; a glossary of several has no v2 shape.
+        as_v3 = client.get_multilingual_glossary(v2.glossary_id)
+        assert [(d.source_lang, d.target_lang, d.entry_count) for d in as_v3.dictionaries] == [("EN", "FR", 1)]
+        listed_v2 = [g.glossary_id for g in client.list_glossaries()]
+        assert v2.glossary_id in listed_v2 and v3.glossary_id not in listed_v2
+        with pytest.raises(deepl.DeepLException, match="/v3/glossaries/"):
+            client.get_glossary(v3.glossary_id)
+        # A v3 glossary of one dictionary is a v2 glossary, whose entries v2 reads.
+        one = client.create_multilingual_glossary("one", [Dictionary("EN", "FR", {"cat": "chat"})])
+        assert client.get_glossary_entries(one.glossary_id) == {"cat": "chat"}
+        client.delete_glossary(one.glossary_id)
+        # The native API, with a glossary of several dictionaries: the one of the request's pair;
+        # with fromLang auto, the one into its target.
+        sentence = "Welcome to Berlin!"
+        records = [{"id": "1", "text": sentence}]
+        body = {"payload": {"fromLang": "auto", "toLang": "de", "glossaryId": v3.glossary_id, "records": records}}
+        answer = requests.post(f"{server.url}/translation", json=body, timeout=60)
+        assert answer.status_code == 200 and answer.json()["result"][0]["text"] == translation_of(sentence, "en", "de")
+    finally:
+        client.delete_glossary(v2)
+        client.delete_multilingual_glossary(v3)
+
+
+def test_glossaries_as_large_as_deepls(server):
+    # deepl-python's test_glossary_create_large: 10,000 entries, used in a translation.
+    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
+    entries = {f"Source-${i}": f"Target-${i}" for i in range(10_000)}
+    made = client.create_multilingual_glossary("large", [Dictionary("EN", "DE", entries)])
+    try:
+        assert made.dictionaries[0].entry_count == 10_000
+        read = client.get_multilingual_glossary_entries(made, "EN", "DE").dictionaries[0].entries
+        assert util.convert_tsv_to_dict(read) == entries
+        sentence = "Welcome to Berlin!"
+        used = client.translate_text(f"{sentence} Source-$42", source_lang="EN", target_lang="DE", glossary=made)
+        assert used.text.endswith("Target-$42") and used.text.startswith(translation_of(sentence, "en", "de"))
+    finally:
+        client.delete_multilingual_glossary(made)
+    v2 = client.create_glossary("large v2", "EN", "DE", entries)
+    assert v2.entry_count == 10_000
+    client.delete_glossary(v2)
+
+
+def test_deepls_answers_to_bad_parameters(server):
+    translator = deepl.Translator("any-key-when-keys-are-off", server_url=server.url)
+    text = translation_of("Welcome to Berlin!", "en", "de")
+    for bad, answer in (
+        ({"split_sentences": "invalid"}, r"Bad request, message: Value for 'split_sentences' not supported\.$"),
+        ({"model_type": "bogus"}, r"Value for 'model_type' not supported\.$"),
+        ({"tag_handling": "json"}, r"Value for 'tag_handling' not supported\.$"),
+        ({"formality": "invalid"}, r"Value for 'formality' not supported\.$"),
+        ({"formality": "more"}, r"Target language 'DE' doesn't support formality"),
+        ({"formality": "less"}, r"Target language 'DE' doesn't support formality"),
+    ):
+        with pytest.raises(deepl.DeepLException, match=answer):
+            translator.translate_text(text, target_lang="DE", **bad)
+    for target in ("DE-DE", "XX"):
+        with pytest.raises(deepl.DeepLException, match=r"Value for 'target_lang' not supported\.$"):
+            translator.translate_text(text, target_lang=target)
+    with pytest.raises(deepl.DeepLException, match=r"Value for 'source_lang' not supported\.$"):
+        translator.translate_text(text, source_lang="EN-US", target_lang="DE")
+    # What DeepL takes for a target without formality, and for split_sentences.
+    for options in ({"formality": "prefer_more"}, {"formality": "default"}, {"split_sentences": "nonewlines"}):
+        assert translator.translate_text("Welcome to Berlin!", target_lang="DE", **options).text == text
+    # model_type answered as used, when asked.
+    answered = {"quality_optimized": "quality_optimized", "prefer_quality_optimized": "quality_optimized"}
+    for asked, used in (*answered.items(), ("latency_optimized", "latency_optimized"), (None, None)):
+        result = translator.translate_text("Welcome to Berlin!", target_lang="DE", model_type=asked)
+        assert result.text == text and result.model_type_used == used
+    # EN and PT: DeepL's deprecated targets, refused by deepl-python itself, taken by DeepL's API.
+    for target in ("EN", "PT"):
+        taken = requests.post(f"{server.url}/v2/translate", json={"text": ["x"], "target_lang": target}, timeout=60)
+        assert taken.status_code == 200, taken.text
+    targets = {language.code for language in translator.get_target_languages()}
+    assert {"EN-GB", "EN-US", "PT-BR", "PT-PT"} <= targets and not {"EN", "PT"} & targets
+
+
+def test_deepls_llm_features_are_a_403_that_says_so(server):
+    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
+    offered = "is not offered by this server"
+    with pytest.raises(deepl.AuthorizationException, match=f"Rephrasing \\(DeepL Write\\) {offered}"):
+        client.rephrase_text("Welcome to Berlin!")
+    with pytest.raises(deepl.AuthorizationException, match=f"Correcting \\(DeepL Write\\) {offered}"):
+        client.correct_text("Welcome to Berlin!")
+    with pytest.raises(deepl.AuthorizationException, match=f"Style rules {offered}"):
+        client.get_all_style_rules()
+    with pytest.raises(
+        deepl.AuthorizationException, match=f"Custom instructions \\('custom_instructions'\\) {offered}"
+    ):
+        client.translate_text("Welcome to Berlin!", target_lang="DE", custom_instructions=["Be brief."])
+    with pytest.raises(deepl.AuthorizationException, match=f"Style rules \\('style_id'\\) {offered}"):
+        client.translate_text("Welcome to Berlin!", target_lang="DE", style_rule="a-style")
+    refused = requests.delete(f"{server.url}/deepl/v3/translation_memories/tm-1", timeout=30)
+    assert refused.status_code == 403 and "Translation memories" in refused.json()["message"]

@@ -118,28 +118,28 @@ def test_unknown_glossaries_are_404(server):
 
 
 def test_one_limit_one_answer_on_every_api(server):
-    # 5,001 entries: a 413 saying the same on every API, each in its own error shape; the native
+    # 10,001 entries: a 413 saying the same on every API, each in its own error shape; the native
     # API names the field.
-    entries = [{"source": f"term{i}", "target": f"mot{i}"} for i in range(5_001)]
-    tail = "number of entries exceeds the limit of 5000 (got 5001)"
+    entries = [{"source": f"term{i}", "target": f"mot{i}"} for i in range(10_001)]
+    tail = "number of entries exceeds the limit of 10000 (got 10001)"
     inline = post(server, body("Welcome to Berlin!", "en", "de", glossary={"entries": entries}))
     assert inline.status_code == 413, inline.text
     field = "payload.glossary.entries"
-    assert inline.json() == {"error": f"{field}: {tail}", "limit": 5000, "field": field}
+    assert inline.json() == {"error": f"{field}: {tail}", "limit": 10000, "field": field}
     stored = requests.post(
         f"{server.url}/glossaries",
         json={"name": "big", "sourceLang": "en", "targetLang": "de", "entries": entries},
         timeout=60,
     )
     assert stored.status_code == 413
-    assert stored.json() == {"error": f"entries: {tail}", "limit": 5000, "field": "entries"}
+    assert stored.json() == {"error": f"entries: {tail}", "limit": 10000, "field": "entries"}
     libre = requests.post(
         f"{server.url}/libretranslate/translate",
         json={"q": "Welcome to Berlin!", "source": "en", "target": "de", "glossary": {"entries": entries}},
         timeout=60,
     )
     assert libre.status_code == 413 and libre.json() == {"error": f"glossary.entries: {tail}"}
-    tsv = "".join(f"term{i}\tmot{i}\n" for i in range(5_001))
+    tsv = "".join(f"term{i}\tmot{i}\n" for i in range(10_001))
     deepl = requests.post(
         f"{server.url}/v2/glossaries",
         data={"name": "big", "source_lang": "EN", "target_lang": "DE", "entries": tsv, "entries_format": "tsv"},

@@ -1,13 +1,27 @@
-"""DeepL's codes and glossary entry formats without a server (#33); the API itself is driven by
-DeepL's client in tests/e2e/test_deepl.py."""
+"""DeepL's codes, its parameters' checks and glossary entry formats without a server (#33, #44); the
+API itself is driven by DeepL's client in tests/e2e/test_deepl.py and test_deepl_documents.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from translator.api.deepl import error_body, parse_entries, tag_names
+from translator.api.deepl import (
+    MODEL_TYPES,
+    SPLIT_SENTENCES,
+    TAG_HANDLING,
+    NotOffered,
+    choice,
+    error_body,
+    languages_and_options,
+    parse_entries,
+    tag_names,
+)
 from translator.api.deepl_codes import target_codes, to_deepl, to_iso
-from translator.contract.errors import InvalidRequest
+from translator.api.deepl_documents import status_body, upload_filename
+from translator.api.deepl_glossaries import DictionaryNotFound, merged, replaced, tsv, v3_info, without
+from translator.api.glossary_store import Dictionary, new_multilingual
+from translator.contract.errors import InvalidRequest, PayloadTooLarge
+from translator.contract.glossary import MAX_ENTRIES
 
 SUPPORTED = {"en", "de", "pt", "zh", "no", "ja"}
 
@@ -17,13 +31,80 @@ SUPPORTED = {"en", "de", "pt", "zh", "no", "ja"}
     [("EN-US", "en"), ("en-gb", "en"), ("PT-BR", "pt"), ("ZH-HANS", "zh"), ("ZH", "zh"), ("NB", "no"), ("XX", None)],
 )
 def test_deepl_codes_map_to_the_models(code, iso):
-    assert to_iso(code, SUPPORTED) == iso
+    assert to_iso(code, SUPPORTED, target=True) == iso
+
+
+@pytest.mark.parametrize(
+    ("code", "source", "target"), [("EN", "en", "en"), ("EN-US", None, "en"), ("DE-DE", None, None)]
+)
+def test_only_deepls_codes_are_taken(code, source, target):
+    # A source is a base language; a target one too, or one of DeepL's variants. EN as a target is
+    # DeepL's "unspecified variant for backward compatibility": taken, not listed.
+    assert to_iso(code, SUPPORTED) == source
+    assert to_iso(code, SUPPORTED, target=True) == target
 
 
 def test_codes_back_and_the_target_list():
     assert to_deepl("no") == "NB" and to_deepl("ja") == "JA"
-    assert {"EN-US", "EN-GB", "PT-BR", "PT-PT", "ZH-HANS", "ZH-HANT", "NB", "DE"} <= set(target_codes(SUPPORTED))
+    targets = set(target_codes(SUPPORTED))
+    assert {"EN-US", "EN-GB", "PT-BR", "PT-PT", "ZH-HANS", "ZH-HANT", "NB", "DE", "ZH"} <= targets
+    assert not {"EN", "PT"} & targets
     assert "EN-US" not in target_codes({"de", "fr"})
+
+
+def options(**params):
+    return languages_and_options(params, frozenset(SUPPORTED))
+
+
+def test_formality_as_deepl_takes_it_for_a_target_without_it():
+    for formality in ("default", "prefer_more", "PREFER_LESS", None):
+        assert options(target_lang="DE", formality=formality) == ("auto", "de", None)
+    for formality in ("more", "less"):
+        with pytest.raises(InvalidRequest, match=r"Target language 'EN-US' doesn't support formality"):
+            options(target_lang="en-us", formality=formality)
+    with pytest.raises(InvalidRequest, match=r"^Value for 'formality' not supported\.$"):
+        options(target_lang="DE", formality="polite")
+
+
+def test_languages_glossary_and_features_not_offered():
+    assert options(target_lang="DE", source_lang="EN", glossary_id="g") == ("en", "de", "g")
+    with pytest.raises(InvalidRequest, match="requires the 'source_lang'"):
+        options(target_lang="DE", glossary_id="g")
+    with pytest.raises(InvalidRequest, match=r"^Parameter 'target_lang' not specified\.$"):
+        options(source_lang="EN")
+    for bad in ({"target_lang": "DE-DE"}, {"target_lang": "XX"}):
+        with pytest.raises(InvalidRequest, match=r"^Value for 'target_lang' not supported\.$"):
+            options(**bad)
+    with pytest.raises(InvalidRequest, match=r"^Value for 'source_lang' not supported\.$"):
+        options(target_lang="DE", source_lang="EN-US")
+    for name in ("custom_instructions", "style_id", "translation_memory_id"):
+        with pytest.raises(NotOffered, match=f"'{name}'.* is not offered by this server") as refused:
+            options(target_lang="DE", **{name: ["be brief"] if name == "custom_instructions" else "x"})
+        assert refused.value.status == 403
+    assert options(target_lang="DE", custom_instructions=[]) == ("auto", "de", None)
+    # deepl-python 1.32's glossary_ids: one glossary a request here.
+    assert options(target_lang="DE", source_lang="EN", glossary_ids=["g"]) == ("en", "de", "g")
+    assert options(target_lang="DE", source_lang="EN", glossary_ids="g") == ("en", "de", "g")
+    for many in ({"glossary_ids": ["g", "h"]}, {"glossary_ids": "g,h"}, {"glossary_ids": ["g"], "glossary_id": "h"}):
+        with pytest.raises(InvalidRequest, match="one glossary a request"):
+            options(target_lang="DE", source_lang="EN", **many)
+
+
+@pytest.mark.parametrize(
+    ("name", "allowed", "good", "bad"),
+    [
+        ("split_sentences", SPLIT_SENTENCES, ["0", "1", "nonewlines", 0, 1], ["2", "invalid", "on"]),
+        ("tag_handling", TAG_HANDLING, ["xml", "HTML"], ["json"]),
+        ("model_type", MODEL_TYPES, ["quality_optimized", "prefer_quality_optimized", "latency_optimized"], ["bogus"]),
+    ],
+)
+def test_values_from_deepls_lists(name, allowed, good, bad):
+    for value in good:
+        assert choice({name: value}, name, allowed) == str(value).lower()
+    assert choice({}, name, allowed) is None
+    for value in bad:
+        with pytest.raises(InvalidRequest, match=rf"^Value for '{name}' not supported\.$"):
+            choice({name: value}, name, allowed)
 
 
 def test_entries_in_tsv_and_csv():
@@ -65,3 +146,79 @@ def test_errors_name_deepls_parameters_not_the_native_fields():
         "message": "glossary_id: no glossary 'g'",
         "error": "glossary_id: no glossary 'g'",
     }
+
+
+ENDE = Dictionary("en", "de", {"cat": "Katze", "dog": "Hund"})
+DEEN = Dictionary("de", "en", {"Katze": "cat"})
+
+
+def test_v3_changes_to_a_glossarys_dictionaries():
+    glossary = new_multilingual("pets", (ENDE, DEEN))
+    # PATCH: entries merged into their pair's dictionary (a term again takes the new target), or a new one.
+    patched = merged(glossary, (Dictionary("en", "de", {"dog": "Köter", "bird": "Vogel"}), Dictionary("en", "fr", {})))
+    assert patched.dictionaries[0].entries == {"cat": "Katze", "dog": "Köter", "bird": "Vogel"}
+    assert patched.dictionaries[1] == DEEN and patched.dictionaries[2].target_lang == "fr"
+    big = Dictionary("en", "de", {f"t{i}": "x" for i in range(MAX_ENTRIES)})
+    with pytest.raises(
+        PayloadTooLarge, match=r"dictionaries\.0\.entries: number of entries exceeds the limit of 10000"
+    ):
+        merged(glossary, (big,))
+    # PUT: the pair's dictionary replaced where it was, or added.
+    new = Dictionary("en", "de", {"fish": "Fisch"})
+    assert replaced(glossary, new).dictionaries == (new, DEEN)
+    assert replaced(glossary, Dictionary("fr", "de", {"a": "b"})).dictionaries[2].source_lang == "fr"
+    # DELETE a dictionary: the others stay; one that is not there is a 404.
+    assert without(glossary, "en", "de").dictionaries == (DEEN,)
+    with pytest.raises(DictionaryNotFound, match="none for en -> fr") as missing:
+        without(glossary, "en", "fr")
+    assert missing.value.status == 404
+    assert tsv({"a": "b", "c d": "e"}) == "a\tb\nc d\te"  # as deepl-python writes it: no newline at the end
+
+
+def test_v3_info_is_deepls_shape():
+    info = v3_info(new_multilingual("pets", (ENDE, DEEN)))
+    assert info["dictionaries"] == [
+        {"source_lang": "en", "target_lang": "de", "entry_count": 2},
+        {"source_lang": "de", "target_lang": "en", "entry_count": 1},
+    ]
+    assert set(info) == {"glossary_id", "name", "dictionaries", "creation_time"}
+
+
+def job(status: str, **more) -> dict:
+    state = {"id": "ab" * 16, "status": status, "progress": {"done": 0, "total": 10}, "created": 100.0}
+    return {**state, **more}
+
+
+def test_a_jobs_state_as_deepls_document_status():
+    assert status_body(job("queued"), False, 101.0) == {"document_id": "AB" * 16, "status": "queued"}
+    assert status_body(job("running"), False, 103.5)["seconds_remaining"] == 4  # no pace known yet
+    running = status_body(job("running", progress={"done": 4, "total": 10}), False, 108.0)
+    assert running == {"document_id": "AB" * 16, "status": "translating", "seconds_remaining": 12}
+    done = status_body(job("done", characters=42), False, 110.0)
+    assert done["status"] == "done" and done["billed_characters"] == 42 and done["seconds_remaining"] == 0
+    failed = status_body(job("failed", error="file: cannot be read"), False, 110.0)
+    assert failed["status"] == "error" and failed["error_message"] == failed["message"] == "file: cannot be read"
+    # A document in the target language already (detected) is DeepL's error, not a copy.
+    assert status_body(job("done"), True, 110.0)["error_message"] == "Source and target language are equal."
+
+
+class Upload:
+    def __init__(self, filename):
+        self.filename = filename
+
+
+def test_a_documents_name_and_its_output_format():
+    assert upload_filename({}, Upload("a.docx")) == "a.docx"
+    assert upload_filename({"filename": "b.txt"}, Upload(None)) == "b.txt"
+    assert upload_filename({}, Upload(None)) == "document"
+    assert upload_filename({"output_format": "DOCX"}, Upload("a.docx")) == "a.docx"
+    assert upload_filename({"output_format": "html"}, Upload("a.htm")) == "a.htm"
+    with pytest.raises(InvalidRequest, match=r"^Value for 'output_format' not supported: .* \(\.docx\), not \.pdf$"):
+        upload_filename({"output_format": "pdf"}, Upload("a.docx"))
+
+
+def test_the_codes_this_server_takes_are_taken_too():
+    # An NLLB checkpoint's own codes and aliases, in DeepL's upper case: what its lists name.
+    nllb = {"en", "eng_Latn", "en-Latn", "de", "deu_Latn", "zh", "zh-Hant", "zho_Hant"}
+    assert to_iso("ENG_LATN", nllb) == "eng_Latn" and to_iso("ZH-HANT", nllb) == "zh-Hant"
+    assert to_iso("DE-DE", nllb) is None and to_iso("DE-DE", nllb, target=True) is None

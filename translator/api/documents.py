@@ -35,6 +35,8 @@ TRANSLATE_FILE_PATH = f"{PREFIX}/translate_file"
 DOWNLOAD_PATH = f"{PREFIX}/download_file"
 # A form without a file part is let through to be answered "file: required".
 UPLOAD_TYPES = frozenset({"multipart/form-data", "application/x-www-form-urlencoded"})
+# The state field of a job that DeepL's document API started: only its document key reads it.
+DEEPL_JOB = "deepl"
 # Tasks of this worker's jobs, kept referenced while they run.
 _RUNNING: dict[str, asyncio.Task[None]] = {}
 
@@ -80,9 +82,11 @@ async def _start(
     service: Service,
     key: bytes | None,
     glossary: tuple[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`glossary`: a stored glossary's id and the form field that named it, checked against the
-    languages before any job exists (each chunk of the job then applies it, as a request would)."""
+    languages before any job exists (each chunk of the job then applies it, as a request would);
+    `extra`: what another API keeps in the job's state (DeepL's document key: translator/api/deepl_documents.py)."""
     if glossary is not None:
         glossary_id, field = glossary
         handler = service.handler
@@ -93,11 +97,24 @@ async def _start(
     jobs.check_size(document)
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state["contentType"] = document.content_type
+    # What DeepL bills (its `billed_characters`): the characters of the text the job translates.
+    state["characters"] = sum(len(unit.text) for unit in document.units)
+    state.update(extra or {})
     if glossary is not None:
         state["glossaryId"] = glossary[0]
     store.save_source(state["id"], data)  # a restarted worker's job resumes from it
     store.save(state)
     _launch(state["id"], jobs.run(store, state, document, service.handler.translate))
+    return state
+
+
+def resumed(store: jobs.JobStore, job_id: str, service: Service) -> dict[str, Any] | None:
+    """A job's state; one whose worker restarted is resumed by this worker, where it stopped."""
+    state = store.load(job_id)
+    if state is not None and state.get("orphaned"):
+        state, work = jobs.adopt(store, state, read_document_safely, service.handler.translate)
+        if work is not None:
+            _launch(state["id"], work)
     return state
 
 
@@ -136,13 +153,9 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         return JSONResponse(jobs.public(state), status_code=202)
 
     def _found(request: Request) -> dict[str, Any] | None:
-        state = store.load(request.path_params["job"])
-        if state is not None and state.get("orphaned"):
-            # Its worker restarted: this one resumes it where it stopped.
-            state, work = jobs.adopt(store, state, read_document_safely, get_service().handler.translate)
-            if work is not None:
-                _launch(state["id"], work)
-        return state
+        state = resumed(store, request.path_params["job"], get_service())
+        # A DeepL document is read with its document key only (translator/api/deepl_documents.py).
+        return None if state is None or DEEPL_JOB in state else state
 
     async def status(request: Request) -> Response:
         state = _found(request)
@@ -198,7 +211,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
     async def download(request: Request) -> Response:
         job_id, _, _ = request.path_params["name"].partition(".")
         state = store.load(job_id)
-        if state is None or state["status"] != "done":
+        if state is None or state["status"] != "done" or DEEPL_JOB in state:
             return error_response(InvalidRequest("Invalid filename"))
         return _file(state)
 

@@ -1,8 +1,11 @@
 """Glossaries on the APIs (#33): the terms a request or a document job asks for, checked against its
 languages, and the native routes `/glossaries` and `/glossaries/{id}` (create, list, get, delete).
+A stored glossary may hold several dictionaries (DeepL's v3 glossaries, #44): a request uses the one
+for its language pair.
 
-Where they are kept is translator/api/glossary_store.py; translator/contract/glossary.py holds the
-entries' shape and limits, translator/text/glossary.py the matching.
+Where they are kept is translator/api/glossary_store.py (what they are, glossary_model.py);
+translator/contract/glossary.py holds the entries' shape and limits, translator/text/glossary.py the
+matching.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Any
 import cachetools
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from translator.api.glossary_store import Glossary, GlossaryStore, new_glossary
+from translator.api.glossary_model import Dictionary, Glossary, new_glossary
+from translator.api.glossary_store import GlossaryStore
 from translator.contract.errors import InvalidRequest, TranslationError, validation_message
 from translator.contract.glossary import (
     MAX_ENTRIES,
@@ -37,10 +41,12 @@ class GlossaryMismatch(InvalidRequest):
     pass
 
 
-# Stored glossaries' Terms (each compiles its matcher once, on first use), by id and spelled pair.
-_COMPILED: cachetools.LRUCache[tuple[str, str, str], Terms] = cachetools.LRUCache(maxsize=64)
-# Stored glossaries read, by id (at their limits 4 MB each: 16 of them).
-_READ: cachetools.LRUCache[str, Glossary] = cachetools.LRUCache(maxsize=16)
+# Stored glossaries' Terms (each compiles its matcher once, on first use), by id, revision and spelled pair.
+_COMPILED: cachetools.LRUCache[tuple[str, str, str, str], Terms] = cachetools.LRUCache(maxsize=64)
+# Stored glossaries read, by id, up to 64 MiB of them as stored (a glossary is at most 10 MiB).
+_READ: cachetools.LRUCache[str, Glossary] = cachetools.LRUCache(
+    maxsize=64 * 1024 * 1024, getsizeof=lambda glossary: max(1, glossary.stored_bytes)
+)
 
 
 def _same(code: str) -> str:
@@ -80,31 +86,60 @@ async def stored_terms(
     field: str = "glossaryId",
 ) -> Terms:
     """A stored glossary's terms for `from_lang` (or auto) -> `to_lang`: 404 when there is no such
-    glossary, 400 when it is for another pair; `field` is how the caller's API names the id."""
-    # A glossary never changes: one read already is only checked to be there still (a stat or an
-    # EXISTS), where a document job's every chunk read and parsed it whole (up to 4 MB) again.
+    glossary, 400 when it has no dictionary for that pair; `field` is how the caller's API names the id."""
+    # One read already is only checked to be the version stored still (a stat, or a few bytes from
+    # Valkey), where a document job's every chunk read and parsed it whole (up to 10 MiB) again.
     glossary = _READ.get(glossary_id)
-    if glossary is not None and not await store.exists(glossary_id):
+    if glossary is not None and await store.revision(glossary_id) != glossary.revision:
         del _READ[glossary_id]
         glossary = None
-    elif glossary is None and (glossary := await store.get(glossary_id)) is not None:
+    if glossary is None and (glossary := await store.get(glossary_id)) is not None:
         _READ[glossary_id] = glossary
     if glossary is None:
         raise GlossaryNotFound(glossary_id, field)
-    source, target = canonical(from_lang), canonical(to_lang)
-    if canonical(glossary.target_lang) != target or source not in ("auto", canonical(glossary.source_lang)):
+    dictionary = dictionary_for(glossary, from_lang, to_lang, canonical, field)
+    # In the request's own spelling, which the plan compares with; detection answers listed codes.
+    source_code = canonical(dictionary.source_lang) if from_lang == "auto" else from_lang
+    key = (glossary.glossary_id, glossary.revision, source_code, to_lang)
+    terms = _COMPILED.get(key)
+    if terms is None:  # a version of a glossary never changes: its matcher is compiled once, not per request
+        terms = _COMPILED[key] = Terms(source_code, to_lang, dictionary.entries)
+    return terms
+
+
+def dictionary_for(
+    glossary: Glossary, from_lang: str, to_lang: str, canonical: Callable[[str], str] = _same, field: str = "glossaryId"
+) -> Dictionary:
+    """The glossary's dictionary for `from_lang` -> `to_lang`. With `from_lang` auto, the one into
+    `to_lang`: with several (en -> de and fr -> de), the request must say which (a 400)."""
+    target = canonical(to_lang)
+    found = [d for d in glossary.dictionaries if canonical(d.target_lang) == target]
+    if from_lang != "auto":
+        found = [d for d in found if canonical(d.source_lang) == canonical(from_lang)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        pairs = ", ".join(f"{d.source_lang} -> {d.target_lang}" for d in glossary.dictionaries) or "no language pair"
         raise GlossaryMismatch(
-            f"{field}: glossary {glossary.glossary_id!r} is for {glossary.source_lang} -> "
-            f"{glossary.target_lang}, the request asks for {from_lang} -> {to_lang}",
+            f"{field}: glossary {glossary.glossary_id!r} is for {pairs}, the request asks for {from_lang} -> {to_lang}",
             field=field,
         )
-    # In the request's own spelling, which the plan compares with; detection answers listed codes.
-    source_code = canonical(glossary.source_lang) if from_lang == "auto" else from_lang
-    key = (glossary.glossary_id, source_code, to_lang)
-    terms = _COMPILED.get(key)
-    if terms is None:  # a stored glossary never changes: its matcher is compiled once, not per request
-        terms = _COMPILED[key] = Terms(source_code, to_lang, glossary.entries)
-    return terms
+    sources = ", ".join(d.source_lang for d in found)
+    raise GlossaryMismatch(
+        f"{field}: glossary {glossary.glossary_id!r} has dictionaries into {to_lang} from {sources}: "
+        "name the request's source language (not 'auto')",
+        field=field,
+    )
+
+
+def native_body(glossary: Glossary) -> dict[str, Any]:
+    """A glossary with its entries, as the native API answers it: a glossary of one dictionary as it
+    always was (`entries` beside its info), one of several with each dictionary's entries in it."""
+    if len(glossary.dictionaries) == 1:
+        return {**glossary.info(), "entries": entries_list(glossary.dictionaries[0].entries)}
+    body = glossary.info()
+    body["dictionaries"] = [{**d.info(), "entries": entries_list(d.entries)} for d in glossary.dictionaries]
+    return body
 
 
 class NewGlossary(BaseModel):
@@ -180,7 +215,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         source, target = handler.canonical(body.source_lang), handler.canonical(body.target_lang)
         glossary = new_glossary(body.name, source, target, entries_map(body.entries, "entries"))
         await handler.glossaries.create(glossary)
-        return JSONResponse({**glossary.info(), "entries": entries_list(glossary.entries)}, status_code=201)
+        return JSONResponse(native_body(glossary), status_code=201)
 
     async def listing(request: Request, handler: Any) -> Response:
         return JSONResponse({"glossaries": [g.info() for g in await handler.glossaries.list()]})
@@ -189,7 +224,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         glossary = await found_or_deleted(request, handler.glossaries)
         if glossary is None:
             return Response(status_code=204)
-        return JSONResponse({**glossary.info(), "entries": entries_list(glossary.entries)})
+        return JSONResponse(native_body(glossary))
 
     return [
         Route("/glossaries", guarded(create), methods=["POST"]),

@@ -16,15 +16,20 @@ from translator.contract.errors import InvalidRequest, PayloadTooLarge
 # A term: one line, no whitespace at its edges (stated in the schema; the validator says it in words).
 TERM_PATTERN = r"^\S(?:[^\t\r\n]*\S)?$"
 # Bounds of one glossary (inline or stored) and of the store, so a glossary can neither fill a
-# worker's memory nor make matching slow: a pattern of 5,000 terms of 100 characters compiles in
-# milliseconds and matches in linear time.
-MAX_ENTRIES = 5_000
+# worker's memory nor make matching slow. Entries a dictionary (a language pair's entries): 10,000,
+# the size DeepL's own client tests (deepl-python's `test_glossary_create_large`); the matcher is a
+# trie (translator/text/glossary.py): 10,000 terms compile once in about a second and match in
+# linear time, a millisecond over 20,000 characters.
+MAX_ENTRIES = 10_000
 MAX_TERM_CHARS = 100
 MAX_NAME_CHARS = 200
 MAX_STORED_GLOSSARIES = 1_000
-# And their bytes, as stored (JSON): a glossary at its limits is about 4 MB, so the count alone let
-# a store reach 4 GB. 64 MiB holds a thousand glossaries of a few hundred terms, and beside the
-# document jobs' 128 MiB fits the Deployment's 256 MiB BentoML home.
+# A glossary's bytes as stored (JSON), whatever its dictionaries: DeepL's bound (10 MiB). A v3
+# glossary grows by a dictionary or its entries at a time (PATCH), so its entries alone bound nothing.
+MAX_GLOSSARY_BYTES = 10 * 1024 * 1024
+# And the store's: the count alone let a store reach gigabytes. 64 MiB holds a thousand glossaries
+# of a few hundred terms, and beside the document jobs' 128 MiB fits the Deployment's 256 MiB
+# BentoML home.
 MAX_STORED_GLOSSARY_BYTES = 64 * 1024 * 1024
 
 
