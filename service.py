@@ -26,6 +26,7 @@ from translator.api.engine_gate import EngineGate
 from translator.api.glossary_store import store_for
 from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
+from translator.api.route_labels import install as label_metrics_by_route
 from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
 from translator.contract.errors import ClientClosed, TranslationError, http_response
@@ -48,6 +49,7 @@ with bentoml.importing():
         PrometheusObserver,
         record_batch_limits,
         record_calls_in_flight,
+        record_latency_objective,
     )
     from translator.engine.translator import Translator
 
@@ -59,6 +61,10 @@ MODEL_GONE_EXIT_CODE = 70  # EX_SOFTWARE
 
 # The engine's one clock: the scheduler's timers and predictions, and the batch calibration's timing.
 ENGINE_CLOCK = time.monotonic
+
+# Before BentoML builds this worker's app: its request metrics labelled by route template, not by
+# raw path, so that unknown paths and document ids add no series (translator/api/route_labels.py).
+label_metrics_by_route()
 
 SETTINGS = load_settings()
 MODEL_TAG = model_tag()
@@ -99,6 +105,7 @@ class TranslationEngine:
             self.translator, SETTINGS.batching.max_batch_size, SETTINGS.engine.max_batch_tokens, ENGINE_CLOCK
         )
         record_batch_limits(self.limits.max_batch_size, self.limits.max_batch_tokens)
+        record_latency_objective(SETTINGS.batching.max_latency_ms / 1000)
         scheduling = SETTINGS.scheduling
         self.scheduler = Scheduler(
             self.translator.translate,

@@ -57,8 +57,11 @@ finish() {
     echo "gpu-check: $(( $(date +%s) - started )) s; $OUT/gpu-check.md, .json and gpu-check-logs.tar.gz"
 }
 trap finish EXIT
-# Servers a killed step left (BentoML's workers start sessions of their own): nothing else runs there.
-leftovers() { pkill -9 -f '_bentoml_impl.worker' 2>/dev/null; pkill -9 -f 'bentoml serve' 2>/dev/null; pkill -9 -f 'translator.engine.model_runner' 2>/dev/null; true; }
+# Servers a killed step left (BentoML's workers start sessions of their own): the processes this
+# check started, found by a mark in their environment, never by name (bench/own_processes.sh).
+source bench/own_processes.sh
+mark_own_processes gpu-check
+leftovers() { end_own_leftovers; }
 # The whole check stays within DEADLINE (under the 8 minutes a device call is sized for): a step gets
 # its own budget or what is left, whichever is less, and one that would start with under 20 s left
 # is skipped (said in its log and on the page) rather than killed as it begins.

@@ -27,15 +27,16 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 BASE_IMAGE = "docker.io/library/python:3.11-slim"  # what BentoML's Debian template starts FROM
 DEVICES = ("cpu", "gpu")
 ENGINES = ("docker", "podman", "buildah")
+# The port the service listens on in the image (bentoconfiguration.yaml's, which the image bundles).
+PORT = 9527
 # Runtime pins the CPU image leaves out (requirements.txt keeps them for development and the GPU image).
 GPU_ONLY = ("torch",)
 # Pins the GPU image adds (CUDA 12's cuBLAS for CTranslate2 beside torch's CUDA 13).
@@ -44,6 +45,67 @@ GPU_EXTRA = Path(__file__).resolve().parent / "requirements-gpu.txt"
 
 class ImageError(Exception):
     """A step failed; the message says which and why."""
+
+
+BASES = ("auto", "registry", "debian")
+# An image repository as registries take it (the OCI distribution spec's `<name>`, as docker's
+# reference grammar reads it): optional registry host (a domain or IP, optional port) then path
+# components of lowercase letters and digits, separated by `.`, `_`, `__` or dashes.
+_COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
+_HOST_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
+NAME_RULE = (
+    "an image repository name: lowercase letters and digits, separated by '.', '_', '__' or '-', in path "
+    "components joined by '/', after an optional registry host[:port]/ (e.g. registry.example.com:5000/team/m2m); "
+    "no tag (make image adds :<model version>-<device>), at most 255 characters"
+)
+MAX_NAME = 255
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not an image repository a registry takes, or None."""
+    if not name:
+        return "it is empty"
+    if len(name) > MAX_NAME:
+        return f"it has {len(name)} characters"
+    first, _, rest = name.partition("/")
+    # As docker reads a reference: the first component is a registry host if it has a dot or a
+    # port, or is localhost; else it is part of the path.
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        if not re.fullmatch(_HOST, first):
+            return f"{first!r} is not a registry host[:port]"
+        path = rest
+    else:
+        path = name
+    for component in path.split("/"):
+        if ":" in component or "@" in component:
+            return f"{component!r} carries a tag or digest"
+        if not re.fullmatch(_COMPONENT, component):
+            upper = sorted({ch for ch in component if ch.isupper()})
+            other = sorted({ch for ch in component if not (ch.isascii() and (ch.isalnum() or ch in "._-"))})
+            if upper:
+                why = f"uppercase {', '.join(upper)}"
+            elif other:
+                why = f"{', '.join(repr(ch) for ch in other)} not allowed"
+            else:
+                why = "empty, or a separator at its start or end, or '...' / '___'"
+            return f"path component {component!r}: {why}"
+    return None
+
+
+def settings_problems(name: str, device: str, engine: str, base: str) -> list[str]:
+    """The `make image` variables that cannot work, each named with its rule, found before any work."""
+    problems = []
+    if (why := name_problem(name)) is not None:
+        problems.append(f"IMAGE={name!r}: {why}; IMAGE must be {NAME_RULE}")
+    for variable, value, allowed in (
+        ("DEVICE", device, DEVICES),
+        ("ENGINE", engine, ("auto", *ENGINES)),
+        ("BASE", base, BASES),
+    ):
+        if value not in allowed:
+            problems.append(f"{variable}={value!r}: must be one of {', '.join(allowed)}")
+    return problems
 
 
 def requirement_name(line: str) -> str:
@@ -70,6 +132,8 @@ def device_bentofile(device: str, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     requirements = out / "requirements.txt"
     requirements.write_text(device_requirements(device), encoding="utf-8")
+    import yaml  # here: the settings check (`--check`) runs before the virtualenv exists
+
     config = yaml.safe_load((ROOT / "bentofile.yaml").read_text(encoding="utf-8"))
     config["python"]["requirements_txt"] = requirements.relative_to(ROOT).as_posix()
     config.setdefault("labels", {})["device"] = device
@@ -181,7 +245,8 @@ def ctranslate2_only_store(model_tag: str, home: Path) -> Path:
     return home
 
 
-def build(model_id: str, device: str, engine: str, base: str, name: str) -> str:
+def build(model_id: str, device: str, engine: str, base: str, name: str) -> tuple[str, str]:
+    """The engine that built it and the image's tag."""
     engine = find_engine(engine)
     ensure_base(engine, base)
     python = sys.executable
@@ -213,30 +278,57 @@ def build(model_id: str, device: str, engine: str, base: str, name: str) -> str:
         cwd=scratch.parent,
         capture=False,  # minutes of build output: shown as it comes
     )
-    return image_tag
+    return engine, image_tag
+
+
+def run_hint(engine: str, image_tag: str, env: Mapping[str, str] | None = None) -> str:
+    """The command that runs the image just built, as printed at the end: on the port the service
+    listens on, and with the containers settings this build used (podman reads the same ones)."""
+    settings_env: Mapping[str, str] = os.environ if env is None else env
+    command = f"run --rm -p {PORT}:{PORT} {image_tag}"
+    if engine == "docker":
+        return f"docker {command}"
+    conf = settings_env.get("CONTAINERS_CONF")
+    settings = f"CONTAINERS_CONF={conf} " if conf else ""
+    hint = f"{settings}podman {command}"
+    if engine == "buildah" and not shutil.which("podman"):
+        hint += "   (buildah builds only: install podman, which reads the same image store)"
+    return hint
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-id", default="facebook/m2m100_418M", help="hub id or local directory")
-    parser.add_argument("--device", choices=DEVICES, default="cpu", help="the nodes it runs on (default: %(default)s)")
-    parser.add_argument("--engine", choices=("auto", *ENGINES), default="auto", help="container engine")
+    # No argparse `choices`: settings_problems names the make variable and its rule instead.
+    parser.add_argument(
+        "--device", default="cpu", help=f"the nodes it runs on: {', '.join(DEVICES)} (default: %(default)s)"
+    )
+    parser.add_argument("--engine", default="auto", help=f"container engine: auto, {', '.join(ENGINES)}")
     parser.add_argument(
         "--base",
-        choices=("auto", "registry", "debian"),
         default="auto",
         help="python:3.11-slim from the registry (Docker Hub), or built from a Debian mirror; auto: the one in "
         "the engine's store, else the registry's, else the mirror's (default: %(default)s)",
     )
     parser.add_argument("--name", default="m2m-translation", help="image name, with a registry to push to")
+    parser.add_argument("--check", action="store_true", help="check the settings and stop (no work: seconds)")
     args = parser.parse_args(argv)
+    problems = settings_problems(args.name, args.device, args.engine, args.base)
+    if problems:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)  # noqa: T201 - CLI output
+        return 2
+    if args.check:
+        return 0
     if Path(args.model_id).expanduser().exists():
         args.model_id = str(Path(args.model_id).expanduser().resolve())  # the steps run from the repository
     try:
-        tag = build(args.model_id, args.device, args.engine, args.base, args.name)
+        engine, tag = build(args.model_id, args.device, args.engine, args.base, args.name)
     except ImageError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 - CLI output
         return 1
+    # BentoML's own hint above names port 3000 and none of the settings: this one runs as printed.
+    print(f"built {tag}; to run it: {run_hint(engine, tag)}", file=sys.stderr)  # noqa: T201 - CLI output
     print(tag)  # noqa: T201 - the tag, last, for scripts
     return 0
 

@@ -59,3 +59,46 @@ def test_steps_past_the_deadline_are_skipped_and_the_check_fails(tmp_path: Path)
         )
     ]
     assert page["service"] == [] and "skipped: the check's 25 s spent" in (tmp_path / "gpu-check.md").read_text()
+
+
+def test_leftovers_are_the_checks_own_processes_never_others_by_name() -> None:
+    # A process named like a BentoML server that the check did not start (another team's, on a
+    # shared GPU machine) survives; one the check started, in a session of its own as BentoML's
+    # workers are, dies with the processes of its group.
+    script = """
+    set -u
+    bash -c 'exec -a "python -m bentoml serve other _bentoml_impl.worker" sleep 120' &
+    other=$!
+    source bench/own_processes.sh
+    mark_own_processes test
+    setsid bash -c 'sleep 120 & wait' &
+    ours=$!
+    sleep 0.5
+    child=$(ps -o pid= --ppid "$ours" | tr -d ' ')
+    end_own_leftovers
+    sleep 0.5
+    for name in other ours child; do
+        stat=$(ps -o stat= -p "${!name}" | cut -c1)
+        if [ -n "$stat" ] && [ "$stat" != Z ]; then echo "$name alive"; else echo "$name ended"; fi
+    done
+    kill "$other"
+    """
+    done = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.split("\n")[:3] == ["other alive", "ours ended", "child ended"], done.stdout + done.stderr
+
+
+def test_no_script_ends_processes_by_name() -> None:
+    pattern = ("pkill", "killall", "kill -f", "pgrep -f")
+    found = [
+        f"{path.relative_to(ROOT)}: {line.strip()}"
+        for path in ROOT.rglob("*")
+        if path.suffix in (".sh", ".py", ".mk", "") and path.is_file() and not _skipped(path)
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if any(p in line for p in pattern) and not line.lstrip().startswith("#")
+    ]
+    assert not found, found
+
+
+def _skipped(path: Path) -> bool:
+    parts = path.relative_to(ROOT).parts
+    return parts[0] in (".venv", "build", ".git", "node_modules") or path.name == "test_gpu_check.py"

@@ -7,11 +7,23 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
+import pytest
 import yaml
 
-from deploy.image.build import GPU_EXTRA, GPU_ONLY, device_bentofile, device_requirements, requirement_name
+from deploy.image.build import (
+    GPU_EXTRA,
+    GPU_ONLY,
+    PORT,
+    device_bentofile,
+    device_requirements,
+    name_problem,
+    requirement_name,
+    run_hint,
+    settings_problems,
+)
 from harness.corpus import corpus_sentences
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,3 +195,78 @@ def test_bentofile_asks_for_nothing_the_dockerfile_template_drops():
     docker = yaml.safe_load((ROOT / "bentofile.yaml").read_text(encoding="utf-8"))["docker"]
     assert docker["dockerfile_template"] == "deploy/image/Dockerfile.j2"
     assert set(docker) <= {"python_version", "dockerfile_template"}, docker
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "m2m-translation",
+        "localhost/m2m-translation-test",
+        "registry.example.com/team/m2m-translation",
+        "registry.example.com:5000/team/m2m_translation",
+        "localhost:5000/a__b/c.d/e---f",
+        "[::1]:5000/m2m",
+        "Registry.Example.COM/m2m",  # a host may have capitals; the path may not
+    ],
+)
+def test_registry_names_are_taken(name):
+    assert name_problem(name) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("Bad_Name", "uppercase B, N"),
+        ("Team-m2m", "uppercase T"),
+        ("registry.example.com/Team/m2m", "uppercase T"),
+        ("m2m translation", "' ' not allowed"),
+        ("m2m-translation:1.0", "carries a tag"),
+        ("m2m@sha256:abc", "carries a tag or digest"),
+        ("team//m2m", "empty"),
+        ("-m2m", "separator at its start"),
+        ("m2m___x", "'___'"),
+        ("bad_host!/m2m", "' not allowed"),
+        ("", "empty"),
+        ("a" * 256, "256 characters"),
+    ],
+)
+def test_names_a_registry_refuses_are_named_with_the_reason(name, why):
+    problem = name_problem(name)
+    assert problem is not None and why in problem, problem
+
+
+def test_every_bad_variable_is_named_with_its_rule():
+    problems = settings_problems("Bad_Name", "tpu", "rkt", "cloud")
+    assert [p.split("=")[0] for p in problems] == ["IMAGE", "DEVICE", "ENGINE", "BASE"]
+    assert "lowercase" in problems[0] and "registry host" in problems[0]
+    assert problems[1] == "DEVICE='tpu': must be one of cpu, gpu"
+    assert settings_problems("m2m-translation", "gpu", "podman", "debian") == []
+
+
+def test_the_run_hint_uses_the_services_port_and_the_build_containers_settings():
+    assert run_hint("docker", "m2m:1-cpu", {}) == "docker run --rm -p 9527:9527 m2m:1-cpu"
+    conf = "/repo/deploy/image/containers.conf"
+    assert run_hint("podman", "m2m:1-cpu", {"CONTAINERS_CONF": conf}) == (
+        f"CONTAINERS_CONF={conf} podman run --rm -p 9527:9527 m2m:1-cpu"
+    )
+    assert run_hint("podman", "m2m:1-cpu", {}) == "podman run --rm -p 9527:9527 m2m:1-cpu"
+    # The port the image's service listens on: the bundled configuration's.
+    config = yaml.safe_load((ROOT / "bentoconfiguration.yaml").read_text(encoding="utf-8"))
+    assert config["services"]["Translation"]["http"]["port"] == PORT
+
+
+def test_make_image_with_a_bad_name_stops_in_seconds_naming_image():
+    started = time.monotonic()
+    done = subprocess.run(
+        ["make", "--no-print-directory", "image", "IMAGE=Bad_Name"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode != 0
+    assert "IMAGE='Bad_Name'" in done.stderr and "lowercase" in done.stderr, done.stderr
+    # Nothing ran after the check: no virtualenv step, no engine install, no build.
+    assert not [step for step in ("setup", "install-engine", "build.py --model-id") if step in done.stdout], done.stdout
+    assert elapsed < 10, f"{elapsed:.1f} s"

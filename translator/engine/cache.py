@@ -30,6 +30,9 @@ from translator.contract.protocol import Piece, PieceResult
 logger = logging.getLogger(__name__)
 
 Submit = Callable[[list[Piece]], Awaitable[list[PieceResult]]]
+# What each level reports to its observer (`lookup(level, result, count)`).
+LOCAL_RESULTS = ("hit", "miss")
+SHARED_RESULTS = ("hit", "miss", "error", "store_error")
 
 
 class CacheObserver(Protocol):
@@ -124,6 +127,11 @@ class TranslationCache:
         self.local = local
         self.shared = shared
         self.observer: CacheObserver = observer or NullCacheObserver()
+        # Every count this cache can report, at 0 from the start: a rate or an alert on the shared
+        # level's errors has its series before the first error.
+        for level, results in (("local", LOCAL_RESULTS), ("shared", SHARED_RESULTS if shared is not None else ())):
+            for result in results:
+                self.observer.lookup(level, result, 0)
 
     def key(self, piece: Piece) -> str:
         source, target = self.language(piece.source), self.language(piece.target)

@@ -25,13 +25,18 @@ UNHEALTHY_RETRY_S = 30
 SHUTTING_DOWN_RETRY_S = 5
 
 
-def unavailable(closed: bool, failure: str | None) -> Refused | None:
-    """The refusal for any work while the scheduler is closed or failed; None while it serves."""
+def unavailable(closed: bool, failure: str | None, counted: Callable[[str], None] | None = None) -> Refused | None:
+    """The refusal for any work while the scheduler is closed or failed; None while it serves.
+    `counted` is told its reason (new work refused: counted like the deadline's refusals, so that an
+    engine refusing everything shows on the same counter)."""
+    refusal = None
     if closed:
-        return Refused("shutting_down", "the engine is shutting down", SHUTTING_DOWN_RETRY_S)
-    if failure is not None:
-        return Refused("unhealthy", f"the engine cannot translate now: {failure}", UNHEALTHY_RETRY_S)
-    return None
+        refusal = Refused("shutting_down", "the engine is shutting down", SHUTTING_DOWN_RETRY_S)
+    elif failure is not None:
+        refusal = Refused("unhealthy", f"the engine cannot translate now: {failure}", UNHEALTHY_RETRY_S)
+    if refusal is not None and counted is not None:
+        counted(refusal.reason)
+    return refusal
 
 
 def stall(pieces: int, running_s: float, predicted_s: float, factor: float, min_s: float) -> str | None:

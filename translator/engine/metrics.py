@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import bentoml
 
+from translator.engine.observer import DROP_REASONS, REFUSAL_REASONS
+
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 BATCH_PIECES = bentoml.metrics.Histogram(
@@ -46,6 +48,11 @@ QUEUE_TOKENS = bentoml.metrics.Gauge(
     documentation="Source tokens waiting in the engine's queue",
     multiprocess_mode="livesum",
 )
+LATENCY_OBJECTIVE = bentoml.metrics.Gauge(
+    name="translation_latency_objective_seconds",
+    documentation="The latency objective (batching.max_latency_ms): requests predicted to answer later are refused",
+    multiprocess_mode="livemax",
+)
 PREDICTED_WAIT = bentoml.metrics.Gauge(
     name="translation_predicted_wait_seconds",
     documentation="Predicted seconds until a bulk request queued now would be answered",
@@ -60,7 +67,7 @@ DROPPED = bentoml.metrics.Counter(
     name="translation_dropped_pieces",
     documentation=(
         "Queued pieces dropped without generation, by reason "
-        "(caller_gone: the caller went away; expired: its deadline passed)"
+        "(caller_gone: the caller went away; expired: its deadline passed; unhealthy: the engine failed)"
     ),
     labelnames=["reason"],
 )
@@ -79,6 +86,13 @@ class PrometheusCacheObserver:
 
 class PrometheusObserver:
     """The scheduler's `Observer`, writing to the metrics above."""
+
+    def __init__(self) -> None:
+        # Every reason at 0 from the start: rate() and alerts see a series before the first event.
+        for reason in REFUSAL_REASONS:
+            REFUSED.labels(reason=reason)
+        for reason in DROP_REASONS:
+            DROPPED.labels(reason=reason)
 
     def batch_done(self, pieces: int, padded_tokens: int, seconds: float) -> None:
         BATCH_PIECES.observe(pieces)
@@ -101,6 +115,11 @@ def record_batch_limits(pieces: int, tokens: int) -> None:
     """What the engine runs with, configured or from the device (translator/engine/batch_limits.py)."""
     BATCH_LIMIT.labels(limit="pieces").set(pieces)
     BATCH_LIMIT.labels(limit="tokens").set(tokens)
+
+
+def record_latency_objective(seconds: float) -> None:
+    """`batching.max_latency_ms`, for alerts that compare the predicted wait with it."""
+    LATENCY_OBJECTIVE.set(seconds)
 
 
 def record_calls_in_flight(calls: int) -> None:

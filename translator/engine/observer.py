@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
+# Every reason the scheduler gives `refused` (translator/engine/admission.py, health.py) and `dropped`
+# (scheduler.py): the Prometheus observer shows each at 0 from the start.
+REFUSAL_REASONS = ("deadline", "unhealthy", "shutting_down")
+DROP_REASONS = ("caller_gone", "expired", "unhealthy")
+
 
 class Observer(Protocol):
     """Where the scheduler reports what operators want to see (service.py: Prometheus)."""

@@ -151,7 +151,7 @@ class Scheduler:
         it cannot be answered within `max_latency_ms` (or `timeout_s`, if sooner). Cancelled (the
         caller went away), its pieces not yet generated are dropped. `expires=False` waits past the
         deadline (the calibration at start: an expired one would leave the engine never ready)."""
-        if (refusal := self._unavailable()) is not None:
+        if (refusal := self._unavailable(self.observer.refused)) is not None:
             raise refusal
         pieces = list(pieces)
         if not pieces:
@@ -164,7 +164,7 @@ class Scheduler:
             # Encoding thousands of pieces takes the event loop for a while: every other caller's
             # admission and every answer would wait.
             lengths = await asyncio.to_thread(lambda: [self._safe_count(p) for p in pieces])
-            if (refusal := self._unavailable()) is not None:  # closed or failed meanwhile
+            if (refusal := self._unavailable(self.observer.refused)) is not None:  # closed or failed meanwhile
                 raise refusal
         else:
             lengths = [self._safe_count(p) for p in pieces]
@@ -289,8 +289,8 @@ class Scheduler:
             self.observer.dropped("unhealthy", self.queued_pieces)
         self._refuse_everyone()
 
-    def _unavailable(self) -> Refused | None:
-        return health.unavailable(self._closed, self.health.failure)
+    def _unavailable(self, counted: Callable[[str], None] | None = None) -> Refused | None:
+        return health.unavailable(self._closed, self.health.failure, counted)
 
     def _refuse_everyone(self) -> None:
         """Empty the queue and answer every caller still waiting (pieces queued, or in the batch
