@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 
 from translator.contract.errors import TranslationError
-from translator.documents import i18n, ooxml, packages, plaintext, po, web, xliff
+from translator.documents import i18n, markdown, ooxml, packages, plaintext, po, web, xliff
 from translator.documents.model import BadDocument, Document, UnsupportedDocument
 
 READERS: dict[str, Callable[[bytes], Document]] = {
@@ -17,9 +17,7 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".pptx": ooxml.read_pptx,
     ".html": web.read_html,
     ".htm": web.read_html,
-    ".md": web.read_markdown,
-    ".po": po.read_po,
-    ".pot": po.read_po,
+    ".md": markdown.read_markdown,
     ".json": i18n.read_json,
     ".yaml": i18n.read_yaml,
     ".yml": i18n.read_yaml,
@@ -29,8 +27,13 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".ods": lambda data: packages.read_odf(data, "ods"),
     ".epub": packages.read_epub,
 }
-# Readers that need the target language (written into the file).
-TARGETED: dict[str, Callable[[bytes, str], Document]] = {".xlf": xliff.read_xliff, ".xliff": xliff.read_xliff}
+# Readers that need the target language (written into the file; a PO file's plural forms).
+TARGETED: dict[str, Callable[[bytes, str], Document]] = {
+    ".xlf": xliff.read_xliff,
+    ".xliff": xliff.read_xliff,
+    ".po": po.read_po,
+    ".pot": po.read_po,
+}
 # Named in the refusal, so that a client knows it is the format, not the file.
 NOT_TRANSLATED = {".pdf": "PDF is not translated (out of scope): convert it to .docx or .txt first"}
 

@@ -9,6 +9,15 @@ placeholders stay (placeholders are kept by the text path, translator/text/place
   byte for byte; a value keeps its quoting style (plain, single, double quoted, or a `|`/`>` block)
   where the translation can be written in it, else it is double quoted. Keys are never translated,
   the top-level locale key (`en:`) included: rename it to the target's where the framework wants.
+
+In both, a string that names a locale is a code for the software, not a word (i18n-iso-countries'
+`"locale": "en"`), and is never translated: a language tag (BCP 47, `_` taken for `-`, as langcodes
+validates it) that is the value of a key naming a locale or a language (`locale`, `lang`,
+`language`, `lng`, `hreflang`, and keys ending so: `defaultLocale`, `fallback_lng`, `languageCode`,
+`lang_id`), or of a `code`/`id`/`iso`/`tag` key inside one (`"languages": [{"code": "en"}]`), or
+any value that is a tag with a script or a region written as tags are (`pt-BR`, `zh_Hant`,
+`sr-Latn`, `es-419`). A bare language code elsewhere (`"no"`, `"it"`, `"is"`) is a word, and is
+translated.
 """
 
 from __future__ import annotations
@@ -19,8 +28,63 @@ from typing import Any
 
 from translator.documents.model import BadDocument, Document, Unit, decode_text
 
-# A string token of valid JSON (outside strings there are no quotes), and whether a `:` makes it a key.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(?P<key>(?=\s*:))?')
+# A string token of valid JSON (outside strings there are no quotes), and whether a `:` makes it a key;
+# or a bracket, which opens (closes) an object or an array.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(?P<key>(?=\s*:))?|[{}\[\]]')
+# The words of a key: `defaultLocale`, `fallback_lng`, `LANGUAGE_CODE`.
+_KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_LOCALE_WORDS = frozenset("locale locales lang langs language languages lng lngs hreflang".split())
+_CODE_WORDS = frozenset("code codes id ids iso tag tags".split())
+# What a language tag is made of (bounded, so that langcodes only sees plausible ones), and a tag
+# with a script or a region as tags are written: known for one anywhere.
+_TAG_CHARACTERS = re.compile(r"[A-Za-z0-9_-]{2,35}")
+_REGIONAL_TAG = re.compile(r"[a-z]{2,3}(?:[-_][A-Z][a-z]{3})?(?:[-_](?:[A-Z]{2}|[0-9]{3}))?")
+
+
+def _words(key: str | None) -> list[str]:
+    return [word.lower() for word in _KEY_WORDS.findall(key or "")]
+
+
+def _names_locale(words: list[str]) -> bool:
+    """Whether a key of these words names a locale or a language (`lng`, `defaultLocale`, `lang_code`)."""
+    if not words:
+        return False
+    return words[-1] in _LOCALE_WORDS or (len(words) > 1 and words[-1] in _CODE_WORDS and words[-2] in _LOCALE_WORDS)
+
+
+def is_locale(value: str, key: str | None = None, parent: str | None = None) -> bool:
+    """Whether a string `value`, the value of `key` inside `parent` (the key of what holds it),
+    names a locale (module docstring): a code for the software, never translated."""
+    import langcodes
+
+    tag = value.strip()
+    if not _TAG_CHARACTERS.fullmatch(tag):
+        return False
+    words = _words(key)
+    regional = ("-" in tag or "_" in tag) and _REGIONAL_TAG.fullmatch(tag) is not None
+    under_locale = _names_locale(words) or (bool(words) and words[-1] in _CODE_WORDS and _names_locale(_words(parent)))
+    return (regional or under_locale) and bool(langcodes.tag_is_valid(tag.replace("_", "-")))
+
+
+def _json_strings(text: str) -> list[tuple[int, int, str]]:
+    """The string values of a valid JSON text, each (start, end, value), but those naming a locale."""
+    frames: list[list[str | None]] = []  # each open object's ("{", its current key) or array's ("[", None)
+    values = []
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("{", "["):
+            frames.append([token, None])
+        elif token in ("}", "]"):
+            frames.pop()
+        elif match.group("key") is not None:
+            frames[-1][1] = json.loads(token)
+        else:
+            value = json.loads(token)
+            keys = [frame[1] for frame in reversed(frames) if frame[0] == "{"]
+            key, parent = (keys + [None, None])[:2]
+            if value.strip() and not is_locale(value, key, parent):
+                values.append((match.start(), match.end(), value))
+    return values
 
 
 def read_json(data: bytes) -> Document:
@@ -31,12 +95,7 @@ def read_json(data: bytes) -> Document:
         raise BadDocument(f"file: not valid JSON ({str(exc)[:200]})") from exc
     # Each string value where it stands, so that keys, numbers, escapes and layout come back byte
     # for byte, and a value left as it was too.
-    values = [
-        (match.start(), match.end(), json.loads(match.group()))
-        for match in _JSON_STRING.finditer(text)
-        if match.group("key") is None
-    ]
-    values = [value for value in values if value[2].strip()]
+    values = _json_strings(text)
 
     def write(translations: list[str]) -> bytes:
         out, last = [], 0
@@ -73,19 +132,23 @@ def read_yaml(data: bytes) -> Document:
     # levels of nine aliases to the level before) is a few nodes walked once each, not 9**9.
     walked: set[int] = set()
 
-    def walk(node: Any, flow: bool) -> None:
+    def walk(node: Any, flow: bool, key: str | None, parent: str | None) -> None:
+        """`key`: the key whose value `node` is (or holds it, in a sequence); `parent`: the one before."""
         if node is None or id(node) in scalars or id(node) in walked:
             return
-        if isinstance(node, yaml.CollectionNode):
+        if isinstance(node, yaml.MappingNode):
             walked.add(id(node))
-            inner = flow or bool(node.flow_style)
+            for name, value in node.value:  # keys never
+                walk(value, flow or bool(node.flow_style), _scalar(name), key)
+        elif isinstance(node, yaml.SequenceNode):
+            walked.add(id(node))
             for item in node.value:
-                walk(item[1] if isinstance(node, yaml.MappingNode) else item, inner)  # keys never
-        elif node.tag == _STR and node.value.strip():
+                walk(item, flow or bool(node.flow_style), key, parent)
+        elif node.tag == _STR and node.value.strip() and not is_locale(node.value, key, parent):
             scalars[id(node)] = (node, flow)
 
     for root in roots:
-        walk(root, False)
+        walk(root, False, None, None)
     nodes = sorted(scalars.values(), key=lambda found: found[0].start_mark.index)
 
     def write(translations: list[str]) -> bytes:
@@ -104,6 +167,12 @@ def read_yaml(data: bytes) -> Document:
         return "".join(out).encode(encoding)
 
     return Document([Unit(node.value) for node, _ in nodes], write, "application/yaml")
+
+
+def _scalar(node: Any) -> str | None:
+    import yaml
+
+    return node.value if isinstance(node, yaml.ScalarNode) else None
 
 
 def _yaml_scalar(value: str, style: str | None, original: str, flow: bool) -> str:

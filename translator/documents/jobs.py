@@ -46,6 +46,8 @@ MAX_RETRIES = 60
 # of the server's active jobs together stay within two of the largest documents (~1.4 GB): one of
 # them leaves room for the others' (a bound of one would refuse every document while it ran).
 MAX_ACTIVE_UNITS = 2 * MAX_UNITS
+# The job's `warning` when its file has no text to translate.
+NOTHING_TO_TRANSLATE = "nothing to translate was found in this file: it comes back as it was"
 Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
 
 
@@ -110,6 +112,10 @@ class JobStore:
             "worker": _worker(),
             "owner": owner,
         }
+        if total == 0:
+            # Done at once with 0 units, the file back as it was: the client is told it is not a failure
+            # of the service (a format whose text this reader does not know, a file of numbers only).
+            state["warning"] = NOTHING_TO_TRANSLATE
         self.folder(job_id).mkdir(parents=True, exist_ok=True)
         self.save(state)
         return state
@@ -194,7 +200,8 @@ def _paragraphs(states: list[dict[str, Any]]) -> int:
 
 def public(state: dict[str, Any]) -> dict[str, Any]:
     """A job's state as the API answers it."""
-    hidden = ("pid", "worker", "created", "ended", "fromLang", "toLang", "owner", "contentType", "orphaned")
+    hidden = {"pid", "worker", "created", "ended", "fromLang", "toLang", "owner", "contentType", "orphaned"}
+    hidden |= {"characters", "deepl"}  # DeepL's billed characters and document key (translator/api/deepl_documents.py)
     return {k: v for k, v in state.items() if k not in hidden}
 
 
@@ -305,6 +312,8 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
                 task.cancel()
         data = await asyncio.to_thread(document.write, translations)
         store.result_path(state["id"]).write_bytes(data)
+        # As written: a writer may settle its charset only then (a PO file its charset cannot hold).
+        state["contentType"] = document.content_type
         if detected:
             state["detectedLanguage"] = detected.most_common(1)[0][0]
         state["status"] = "done"

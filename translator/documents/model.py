@@ -8,8 +8,11 @@ placement (translator/text/placement.py) keeps each run around the words it cove
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from translator.contract.errors import InvalidRequest, PayloadTooLarge, TranslationError
 
@@ -42,6 +45,7 @@ class Document:
     units: list[Unit]
     # The translations of `units`, in order, to the translated file's bytes.
     write: Callable[[list[str]], bytes]
+    # Of the file `write` wrote last: a text file's writer settles its charset then (`text_document`).
     content_type: str
 
 
@@ -59,3 +63,195 @@ def decode_text(data: bytes, what: str) -> tuple[str, str]:
         raise BadDocument(
             f"file: the {what} file is not UTF-8 or UTF-16 text ({exc.reason} at byte {exc.start})"
         ) from exc
+
+
+class TextEncoding(NamedTuple):
+    """How a text file's bytes were encoded, to write its translation the same way."""
+
+    codec: str  # a Python codec that writes no byte-order mark
+    # As a Content-Type names it: the WHATWG Encoding Standard's label where Python's codecs know it
+    # (clients decode with them), Python's name where they do not (windows-874, windows-949,
+    # x-mac-cyrillic).
+    charset: str
+    bom: bytes = b""
+
+    def encode(self, text: str) -> tuple[bytes, str]:
+        """The text's bytes and their charset: in this encoding, or in UTF-8 where it cannot hold
+        the text (a legacy encoding, a translation into a language of another script)."""
+        try:
+            return self.bom + text.encode(self.codec), self.charset
+        except UnicodeEncodeError:
+            return text.encode("utf-8"), "utf-8"
+
+
+UTF8 = TextEncoding("utf-8", "utf-8")
+# UTF-32's byte-order marks first: little-endian UTF-32's starts with UTF-16's.
+_BOMS = tuple(
+    (bom, TextEncoding(codec, charset, bom))
+    for bom, codec, charset in (
+        (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32-be", "utf-32"),
+        (codecs.BOM_UTF8, "utf-8", "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16-be", "utf-16"),
+    )
+)
+# The legacy encodings a text file that is not UTF-8 is read in, when detection tells which, as
+# Python codecs with their labels: the WHATWG Encoding Standard's (those the web still reads), but
+# for the rare ones that only take letters from the common ones' languages (Mac Roman,
+# ISO-8859-3/4/10/13/14/16: charset-normalizer reads Turkish in windows-1254 as ISO-8859-10 a little
+# more cleanly). Listed in the order in which they win a tie that no language decides (`_detect`).
+LEGACY_ENCODINGS = {
+    "cp1252": "windows-1252",
+    **{f"cp{n}": f"windows-{n}" for n in (1250, 1251, 1253, 1254, 1255, 1256, 1257, 1258)},
+    "cp874": "cp874",
+    **{f"iso8859_{n}": f"iso-8859-{n}" for n in (15, 2, 5, 6, 7, 8)},
+    "koi8_r": "koi8-r",
+    "koi8_u": "koi8-u",
+    "cp866": "ibm866",
+    "cp932": "ms932",
+    "euc_jp": "euc-jp",
+    "gb18030": "gb18030",
+    "big5": "big5",
+    "cp949": "cp949",
+    "mac_cyrillic": "mac-cyrillic",
+}
+# Shift_JIS and EUC-KR proper, where a file detected in Microsoft's supersets of them is in them:
+# the supersets read a few characters otherwise (0x8160 is ～ in cp932, 〜 in Shift_JIS) and write
+# some back as other bytes (cp932's NEC and IBM extensions are one character twice).
+_STANDARD = {"cp932": TextEncoding("shift_jis", "shift_jis"), "cp949": TextEncoding("euc_kr", "euc-kr")}
+# NUL bytes in text: UTF-16 written without its byte-order mark, or no text at all.
+_UTF16_WITHOUT_BOM = {"utf_16_le": "utf-16le", "utf_16_be": "utf-16be"}
+# Encodings whose byte sequences are evidence on their own; a single-byte encoding's is only in the
+# letters it reads (charset-normalizer's coherence: how well their frequencies match a language's).
+_MULTI_BYTE = frozenset({"cp932", "euc_jp", "gb18030", "big5", "cp949", *_UTF16_WITHOUT_BOM})
+# The encodings a language's text is usually in where it is not Unicode, first the Windows code
+# page of its locale (where most legacy subtitle and text files were written), then the others its
+# text is found in (the HTML standard's suggested defaults for a locale: ISO-8859-2 for Polish), by
+# the names charset-normalizer gives languages; windows-1252 for every other language.
+_USUAL_ENCODINGS = {
+    **dict.fromkeys(("Arabic", "Farsi"), ("cp1256", "iso8859_6")),
+    **dict.fromkeys(("Bulgarian", "Kazakh", "Russian", "Serbian", "Ukrainian"), ("cp1251", "koi8_r", "koi8_u")),
+    **dict.fromkeys(
+        ("Croatian", "Czech", "Hungarian", "Polish", "Romanian", "Slovak", "Slovene"), ("cp1250", "iso8859_2")
+    ),
+    **dict.fromkeys(("Estonian", "Lithuanian"), ("cp1257",)),
+    "Greek": ("cp1253", "iso8859_7"),
+    "Hebrew": ("cp1255", "iso8859_8"),
+    "Japanese": ("cp932", "euc_jp"),
+    "Korean": ("cp949",),
+    "Thai": ("cp874",),
+    "Turkish": ("cp1254",),
+    "Vietnamese": ("cp1258",),
+}
+# Detection reads this much of a file around the first byte UTF-8 does not explain (a few ms; the
+# whole file is then decoded in the encoding found, which must hold all of it).
+DETECTION_SAMPLE = 64 * 1024
+# Fewer bytes than this tell no encoding: random ones read as Farsi or Japanese as often as not.
+MIN_DETECTION_BYTES = 32
+# Control characters no text has (line breaks, tab, form feed and DOS's end-of-file mark aside):
+# bytes that decode to them were not text in that encoding.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x19\x1b-\x1f\x7f-\x9f]")
+
+
+def decode_legacy_text(data: bytes, what: str) -> tuple[str, TextEncoding]:
+    """The text of a text file and its encoding: UTF-8, UTF-16 or UTF-32 with a byte-order mark,
+    UTF-8 without, or else the encoding charset-normalizer finds with confidence (a legacy one, or
+    UTF-16 without a byte-order mark). Bytes nothing explains (binary data) are a BadDocument."""
+    for bom, marked in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(marked.codec), marked
+            except UnicodeDecodeError as exc:
+                raise BadDocument(
+                    f"file: the {what} file starts with a {marked.charset} byte-order mark but is not "
+                    f"{marked.charset} text ({exc.reason} at byte {exc.start + len(bom)})"
+                ) from exc
+    nul = data.find(b"\x00")
+    if nul == -1:
+        try:
+            return data.decode("utf-8"), UTF8
+        except UnicodeDecodeError as exc:
+            problem, candidates = f"{exc.reason} at byte {exc.start}", LEGACY_ENCODINGS
+            sample = _sample(data, exc.start)
+    else:
+        problem, candidates = f"a NUL byte at byte {nul}", _UTF16_WITHOUT_BOM
+        sample = data[:DETECTION_SAMPLE]  # an even length: no UTF-16 code unit is cut
+    refusal = f"file: the {what} file is not UTF-8 or UTF-16 text ({problem})"
+    encoding = _detect(sample, candidates)
+    if encoding is None:
+        raise BadDocument(f"{refusal}, and no other encoding explains it with confidence: save it as UTF-8")
+    text = None
+    for attempt in (_STANDARD.get(encoding.codec), encoding):
+        if attempt is not None and text is None:
+            try:
+                text, encoding = data.decode(attempt.codec), attempt
+            except UnicodeDecodeError as exc:
+                failure = exc
+    if text is None:
+        raise BadDocument(
+            f"{refusal}, and not {encoding.charset} either, as its first part reads "
+            f"({failure.reason} at byte {failure.start})"
+        ) from failure
+    control = _CONTROL.search(text)
+    if control is not None:
+        raise BadDocument(
+            f"{refusal}, and read as {encoding.charset} it has a control character "
+            f"(U+{ord(control.group()):04X} at character {control.start()}): is it text?"
+        )
+    return text, encoding
+
+
+def _sample(data: bytes, at: int) -> bytes:
+    """Up to DETECTION_SAMPLE bytes around `at`, cut after a line break or a space where it can be
+    (a byte no multi-byte character of these encodings has inside it), so that no character is cut."""
+    start = max(0, at - DETECTION_SAMPLE // 4)
+    if start:
+        start = max(data.rfind(b"\n", start, at), data.rfind(b" ", start, at)) + 1 or start
+    end = start + DETECTION_SAMPLE
+    if end < len(data):
+        end = max(data.rfind(b"\n", at, end), data.rfind(b" ", at, end)) + 1 or end
+    return data[start:end]
+
+
+def _detect(sample: bytes, candidates: dict[str, str]) -> TextEncoding | None:
+    if len(sample) < MIN_DETECTION_BYTES:
+        return None
+    from charset_normalizer import from_bytes
+
+    # Each candidate on its own: in one call charset-normalizer skips the encodings like one that
+    # failed (windows-1250's failure on Polish in ISO-8859-2 hid ISO-8859-2). A single-byte
+    # encoding whose letters show no language (coherence 0) explains nothing.
+    readings = []
+    for name in candidates:
+        match = from_bytes(sample, cp_isolation=[name]).best()
+        if match is not None and (match.coherence or name in _MULTI_BYTE):
+            readings.append((name, match))
+    if not readings:
+        return None
+    # Among the readings as clean as the cleanest (charset-normalizer's "same chaos"), whose letters
+    # differ in a few places it does not weigh (Turkish's ı, ş, ğ are ý, þ, ð in windows-1252), the
+    # usual encoding of the language the most coherent one is in wins; else the most coherent,
+    # coherences within charset-normalizer's noise (0.02) tying to the encoding listed first.
+    cleanest = min(match.chaos for _, match in readings)
+    close = {name: match for name, match in readings if match.chaos - cleanest < 0.005}
+    top = max(match.coherence for match in close.values())
+    coherent = [name for name, match in close.items() if top - match.coherence <= 0.02]
+    language = max(close.values(), key=lambda match: match.coherence).language
+    usual = [name for name in _USUAL_ENCODINGS.get(language, ("cp1252",)) if name in close]
+    name = usual[0] if usual else coherent[0]
+    return TextEncoding(name, candidates[name])
+
+
+def text_document(units: list[Unit], render: Callable[[list[str]], str], mime: str, encoding: TextEncoding) -> Document:
+    """A text file's document: `render` makes the translated text from the units' translations;
+    it is written in the file's encoding, or in UTF-8 where that cannot hold it, as the content
+    type then says."""
+
+    def write(translations: list[str]) -> bytes:
+        data, charset = encoding.encode(render(translations))
+        document.content_type = f"{mime}; charset={charset}"
+        return data
+
+    document = Document(units, write, f"{mime}; charset={encoding.charset}")
+    return document

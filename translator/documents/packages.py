@@ -5,13 +5,21 @@ bytes.
 
 - ODF: content.xml and styles.xml (headers, footers); text:p and text:h paragraphs, spans and links
   kept around their words (translator/documents/mixed.py).
-- XLSX: the shared strings (xl/sharedStrings.xml), where Excel keeps cells' text; rich text runs
-  as Word's (translator/documents/runs.py). Formulas and numbers are not text and stay.
-- EPUB: its XHTML chapters through the HTML path (translator/documents/web.py), whole.
+- XLSX: the shared strings (xl/sharedStrings.xml), where Excel keeps cells' text, and the inline
+  strings of the worksheets (`<c t="inlineStr"><is>`, which many exporters write instead); rich
+  text runs as Word's (translator/documents/runs.py), a line break in a cell's rich text a `<br>`
+  of its unit (it is one in the cell, not white space as in HTML). Formulas and numbers are not
+  text and stay; so do phonetic runs (`rPh`).
+- EPUB: its XHTML chapters through the HTML path (translator/documents/web.py), whole: those its
+  package document's manifest lists as XHTML (whatever their names: `main0.xml`), and any `.xhtml`,
+  `.html` or `.htm` member.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
+import urllib.parse
 from typing import Any
 
 from translator.documents.archive import Archive
@@ -25,6 +33,8 @@ _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _ODF_WRAPS = frozenset({f"{_TEXT}span", f"{_TEXT}a"})
 _S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 SHARED = Names(f"{_S}si", f"{_S}r", f"{_S}rPr", f"{_S}t")
+INLINE = Names(f"{_S}is", f"{_S}r", f"{_S}rPr", f"{_S}t")
+_WORKSHEET = re.compile(r"^xl/worksheets/[^/]+\.xml$")
 
 ODF_TYPES = {
     "odt": "application/vnd.oasis.opendocument.text",
@@ -67,43 +77,62 @@ def read_odf(data: bytes, kind: str) -> Document:
 
 def read_xlsx(data: bytes) -> Document:
     archive = Archive(data, "xlsx")
-    name = "xl/sharedStrings.xml"
     if not any(n.startswith("xl/") for n in archive.names()):
         raise BadDocument("file: this zip has no xl/ folder: it is not an .xlsx workbook")
-    if name not in archive.names():
-        return Document([], lambda _: data, XLSX_TYPE)
-    original = archive.read(name)
-    root = parse_xml(original, name)
-    plain = [t for si in root.iter(f"{_S}si") for t in si.findall(f"{_S}t") if (t.text or "").strip()]
-    rich = stretches(root, SHARED)
-    units = [Unit(t.text or "") for t in plain] + [s.unit() for s in rich]
+    parts: dict[str, tuple[bytes, Any, Names]] = {}
+    for name in archive.names():
+        if name == "xl/sharedStrings.xml":
+            parts[name] = (archive.read(name), None, SHARED)
+        elif _WORKSHEET.match(name):
+            original = archive.read(name)
+            # A sheet of numbers and shared strings only (most are) is not parsed at all.
+            if b"inlineStr" in original:
+                parts[name] = (original, None, INLINE)
+    # (part, the element written again: a string's <t> or a rich string's <si>/<is>, its stretch)
+    strings: list[tuple[str, Any, Stretch | None]] = []
+    for name, (original, _, names) in parts.items():
+        root = parse_xml(original, name)
+        parts[name] = (original, root, names)
+        strings += [(name, t, None) for p in root.iter(names.paragraph) for t in p.findall(names.text)]
+        strings += [(name, stretch.paragraph, stretch) for stretch in stretches(root, names)]
+    strings = [(n, e, s) for n, e, s in strings if s is not None or (e.text or "").strip()]
+    units = [Unit(element.text or "") if stretch is None else _cell_unit(stretch) for _, element, stretch in strings]
 
     def write(translations: list[str]) -> bytes:
-        if translations == [unit.text for unit in units]:
-            return data
-        # A string's <t>, a rich string's <si>: only those whose text changed are written again.
-        strings: list[tuple[Any, Stretch | None]] = [(t, None) for t in plain] + [(s.paragraph, s) for s in rich]
         changed = [
-            (element, stretch, unit, translation)
-            for (element, stretch), unit, translation in zip(strings, units, translations, strict=True)
+            (name, element, stretch, unit, translation)
+            for (name, element, stretch), unit, translation in zip(strings, units, translations, strict=True)
             if translation != unit.text
         ]
-        part = Part(original, root, [element for element, _, _, _ in changed])
-        for element, stretch, unit, translation in changed:
+        if not changed:
+            return data
+        # Only the strings whose text changed are written again, in the parts that hold them.
+        elements: dict[str, list[Any]] = {}
+        for name, element, _, _, _ in changed:
+            elements.setdefault(name, []).append(element)
+        written = {name: Part(parts[name][0], parts[name][1], found) for name, found in elements.items()}
+        for _, element, stretch, unit, translation in changed:
             if stretch is None:
                 element.text = translation
             else:
-                stretch.write(translation, unit.fmt)
-        return archive.write({name: part.write()})
+                stretch.write(translation.replace("<br>", "\n") if unit.fmt == "html" else translation, unit.fmt)
+        return archive.write({name: part.write() for name, part in written.items()})
 
     return Document(units, write, XLSX_TYPE)
+
+
+def _cell_unit(stretch: Stretch) -> Unit:
+    """A rich string's unit: a line break in it is the cell's, a `<br>` (HTML would read it as a space)."""
+    unit = stretch.unit()
+    return Unit(unit.text.replace("\n", "<br>"), "html") if unit.fmt == "html" else unit
 
 
 def read_epub(data: bytes) -> Document:
     archive = Archive(data, "epub")
     if "META-INF/container.xml" not in archive.names():
         raise BadDocument("file: this zip has no META-INF/container.xml: it is not an EPUB book")
-    chapters = [n for n in archive.names() if n.lower().endswith((".xhtml", ".html", ".htm"))]
+    listed = _manifest_chapters(archive)
+    chapters = [n for n in archive.names() if n in listed or n.lower().endswith((".xhtml", ".html", ".htm"))]
     sources: dict[str, str] = {}
     for chapter in chapters:
         try:
@@ -127,6 +156,32 @@ def read_epub(data: bytes) -> Document:
         return archive.write({c: "".join(out[c]).encode("utf-8") for c in changed})
 
     return Document(units, write, "application/epub+zip")
+
+
+_CONTAINER = "{urn:oasis:names:tc:opendocument:xmlns:container}"
+_OPF = "{http://www.idpf.org/2007/opf}"
+_CHAPTER_TYPES = frozenset({"application/xhtml+xml", "text/html"})
+
+
+def _manifest_chapters(archive: Archive) -> set[str]:
+    """The members the package documents (META-INF/container.xml's rootfiles) list as XHTML; none
+    where they cannot be read (the chapters are then those named as HTML)."""
+    names = set(archive.names())
+    chapters: set[str] = set()
+    try:
+        container = parse_xml(archive.read("META-INF/container.xml"), "META-INF/container.xml")
+        for rootfile in container.iter(f"{_CONTAINER}rootfile"):
+            package = rootfile.get("full-path") or ""
+            if package not in names:
+                continue
+            base = posixpath.dirname(package)
+            for item in parse_xml(archive.read(package), package).iter(f"{_OPF}item"):
+                if item.get("media-type") in _CHAPTER_TYPES:
+                    href = urllib.parse.unquote((item.get("href") or "").partition("#")[0])
+                    chapters.add(posixpath.normpath(posixpath.join(base, href)))
+    except BadDocument:
+        return set()
+    return chapters & names
 
 
 def _has_text(fragment: str) -> bool:

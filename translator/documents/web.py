@@ -1,20 +1,19 @@
-"""HTML and Markdown files.
+"""HTML files.
 
 HTML is cut into fragments at block boundaries (translator/text/markup.py's BREAK tokens, which
 no sentence crosses), each a unit of the HTML path within the native API's per-record limit: the
-tokens are lossless, so the fragments rejoined are the file, with only text changed.
-
-Markdown is read line by line: fenced code blocks, blank lines and rules are kept, and each other
-line's block marker (`#`, `-`, `1.`, `>`) stays outside its unit. Inline syntax goes with the text.
+tokens are lossless, so the fragments rejoined are the file, with only text changed. (EPUB's XHTML
+chapters go through fragments_of too: translator/documents/packages.py. Markdown files:
+translator/documents/markdown.py.)
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 
 from translator.contract import limits
-from translator.documents.model import Document, Unit, decode_text
-from translator.documents.plaintext import _lines
+from translator.documents.model import BadDocument, Document, TextEncoding, Unit, decode_legacy_text
 from translator.text.markup import BREAK, TEXT, html_tokens
 
 # Well under the per-record limit: a fragment is one record.
@@ -36,8 +35,38 @@ def fragments_of(source: str) -> list[str]:
     return fragments
 
 
+# The charset a page names in a <meta> within its first 1,024 bytes (the HTML standard's prescan),
+# `<meta charset=...>` or `<meta http-equiv="Content-Type" content="...; charset=...">`.
+_META_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+PRESCAN_BYTES = 1024
+
+
+def decode_html(data: bytes) -> tuple[str, TextEncoding]:
+    """A page's text and encoding as a browser finds them: a byte-order mark, else the charset its
+    <meta> names, else (nothing said) UTF-8 or the legacy encoding detection finds with confidence."""
+    marked = data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    match = None if marked else _META_CHARSET.search(data[:PRESCAN_BYTES])
+    if match is not None:
+        label = match.group(1).decode("ascii").lower()
+        try:
+            codec = codecs.lookup(label).name
+        except LookupError:
+            codec = ""  # a name no codec has: as if none were given
+        # The standard reads a <meta> naming UTF-16 as UTF-8: the bytes of a page it could be read in
+        # are ASCII-compatible.
+        if codec and not codec.startswith("utf-16") and codec != "utf-8":
+            try:
+                return data.decode(codec), TextEncoding(codec, label)
+            except UnicodeDecodeError as exc:
+                raise BadDocument(
+                    f"file: the HTML file declares charset={label} in a <meta> but is not {label} text "
+                    f"({exc.reason} at byte {exc.start})"
+                ) from exc
+    return decode_legacy_text(data, "HTML")
+
+
 def read_html(data: bytes) -> Document:
-    source, encoding = decode_text(data, "HTML")
+    source, encoding = decode_html(data)
     fragments = fragments_of(source)
     slots = [i for i, f in enumerate(fragments) if any(t.kind == TEXT and t.text.strip() for t in html_tokens(f))]
 
@@ -45,51 +74,9 @@ def read_html(data: bytes) -> Document:
         out = list(fragments)
         for index, translation in zip(slots, translations, strict=True):
             out[index] = translation
-        return "".join(out).encode(encoding)
+        # In the page's own encoding, whatever the translation's language: a character it cannot
+        # hold is written as a character reference, which HTML reads as the character (its <meta>
+        # stays true, where a page turned to UTF-8 would still name the old charset).
+        return encoding.bom + "".join(out).encode(encoding.codec, errors="xmlcharrefreplace")
 
-    return Document([Unit(fragments[i], "html") for i in slots], write, "text/html; charset=utf-8")
-
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_MARKER = re.compile(r"^(\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)*)")
-_RULE = re.compile(r"^\s*([-*_=]\s*){3,}$")
-
-
-def _front_matter_end(lines: list[tuple[str, str]]) -> int:
-    """The index of the first line after a front matter block, 0 where there is none."""
-    if not lines or lines[0][0].strip() not in ("---", "+++"):
-        return 0
-    fence = lines[0][0].strip()
-    for index in range(1, len(lines)):
-        if lines[index][0].strip() in (fence, "..." if fence == "---" else fence):
-            return index + 1
-    return 0  # never closed: not front matter, a rule at the top
-
-
-def read_markdown(data: bytes) -> Document:
-    text, encoding = decode_text(data, "Markdown")
-    lines = _lines(text)
-    slots: list[tuple[int, str, str]] = []  # line, marker, text
-    fenced = False
-    # Front matter (YAML between `---` lines, or TOML between `+++`, at the very top) is the site
-    # generator's (Hugo, Jekyll): layout, dates, slugs. It is kept as it is, never translated.
-    front = _front_matter_end(lines)
-    for index, (body, _) in enumerate(lines):
-        if index < front:
-            continue
-        if _FENCE.match(body):
-            fenced = not fenced
-            continue
-        if fenced or not body.strip() or _RULE.match(body) or body.startswith("    "):
-            continue
-        marker = _MARKER.match(body).group(1)  # type: ignore[union-attr]
-        if body[len(marker) :].strip():
-            slots.append((index, marker, body[len(marker) :]))
-
-    def write(translations: list[str]) -> bytes:
-        out = [list(line) for line in lines]
-        for (index, marker, _), translation in zip(slots, translations, strict=True):
-            out[index][0] = marker + translation
-        return "".join(body + end for body, end in out).encode(encoding)
-
-    return Document([Unit(body) for _, _, body in slots], write, "text/markdown; charset=utf-8")
+    return Document([Unit(fragments[i], "html") for i in slots], write, f"text/html; charset={encoding.charset}")

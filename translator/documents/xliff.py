@@ -1,11 +1,13 @@
-"""XLIFF 1.2 and 2.0, edited where they stand.
+"""XLIFF 1.0, 1.1, 1.2 and 2.0, edited where they stand, each in its own version.
 
 Every <source> of plain text without a translation gets its <target> (created after it, or filled
 where it is empty or its state says it needs one), and the file's target language is set; a 1.2
-target made here reads `state="needs-review-translation"` with `state-qualifier="mt-suggestion"`,
-and a 2.0 segment filled here `state="translated"` (2.0 has no state for "needs review") with
-`subState="m2m:mt-suggestion"` (the subState is where 2.0 puts a tool's own qualifier): left
-`initial`, a CAT tool would show it untranslated and the next pass would translate it again.
+target made here reads `state="needs-review-translation"` with `state-qualifier="mt-suggestion"`
+(1.0 and 1.1, translate-toolkit's `po2xliff` output among them, have the state but not 1.2's
+qualifier values: their targets get the state alone), and a 2.0 segment filled here
+`state="translated"` (2.0 has no state for "needs review") with `subState="m2m:mt-suggestion"`
+(the subState is where 2.0 puts a tool's own qualifier): left `initial`, a CAT tool would show it
+untranslated and the next pass would translate it again.
 A translated <target> is left as it is. A source with inline elements (<g>, <x/>, <ph>, <pc>) is
 left without a target: its markup is XLIFF's own, not HTML's.
 
@@ -24,24 +26,48 @@ from translator.documents import xmltext
 from translator.documents.model import BadDocument, Document, Unit
 from translator.documents.ooxml import parse_xml
 
-_XLIFF_1 = "urn:oasis:names:tc:xliff:document:1.2"
-_XLIFF_2 = "urn:oasis:names:tc:xliff:document:2.0"
+# The versions read, by their root's namespace. 1.0 was a DTD's vocabulary, in no namespace (some
+# tools give it a 1.0 URN), and 1.1 files written against its DTD have none either.
+_VERSIONS = {
+    "urn:oasis:names:tc:xliff:document:1.0": "1.0",
+    "urn:oasis:names:tc:xliff:document:1.1": "1.1",
+    "urn:oasis:names:tc:xliff:document:1.2": "1.2",
+    "urn:oasis:names:tc:xliff:document:2.0": "2.0",
+}
+_WITHOUT_NAMESPACE = ("1.0", "1.1")
+_ACCEPTED = (
+    '<xliff> in urn:oasis:names:tc:xliff:document:1.2, :2.0, :1.1 or :1.0, or in no namespace with version="1.0" '
+    'or "1.1" (XLIFF 1.0, 1.1, 1.2 and 2.0)'
+)
 _MACHINE_STATE = {"state": "needs-review-translation", "state-qualifier": "mt-suggestion"}
+# XLIFF 1.0 and 1.1: the state alone (state-qualifier's values, mt-suggestion among them, are 1.2's).
+_MACHINE_STATE_1_1 = {"state": "needs-review-translation"}
 _MACHINE_SEGMENT_STATE = {"state": "translated", "subState": "m2m:mt-suggestion"}
-# States saying a target is still to be translated (XLIFF 1.2's target, 2.0's segment).
+# States saying a target is still to be translated (XLIFF 1.x's target, 2.0's segment).
 _UNTRANSLATED = frozenset({"new", "needs-translation", "initial"})
+
+
+def _version(root: Any) -> str:
+    """The XLIFF version of a document, from its root; anything else refused, naming what it is."""
+    namespace, _, name = root.tag[1:].partition("}") if root.tag.startswith("{") else ("", "", root.tag)
+    stated = root.get("version")
+    if name == "xliff" and namespace in _VERSIONS:
+        return _VERSIONS[namespace]
+    if name == "xliff" and not namespace and stated in _WITHOUT_NAMESPACE:
+        return stated
+    found = f"<{name}> in " + (f"namespace {namespace}" if namespace else "no namespace")
+    found += f" with version={stated!r}" if stated is not None else " without a version attribute"
+    raise BadDocument(f"file: not an XLIFF document this service reads: its root is {found}; accepted: {_ACCEPTED}")
 
 
 def read_xliff(data: bytes, target_language: str) -> Document:
     root = parse_xml(data, "XLIFF")
-    namespace = root.tag[1:].partition("}")[0] if root.tag.startswith("{") else ""
-    if namespace not in (_XLIFF_1, _XLIFF_2):
-        raise BadDocument("file: not an XLIFF 1.2 or 2.0 document (its root element's namespace)")
-    ns = "{" + namespace + "}"
+    version = _version(root)
+    ns = root.tag.partition("}")[0] + "}" if root.tag.startswith("{") else ""
     text, codec = xmltext.decode(data, root)
-    # A unit's own source only: XLIFF 1.2's <alt-trans> holds a translation memory's suggestions,
+    # A unit's own source only: XLIFF 1.x's <alt-trans> holds a translation memory's suggestions,
     # whose <source>/<target> pairs are kept as the translator left them.
-    unit = f"{ns}trans-unit" if namespace == _XLIFF_1 else f"{ns}segment"
+    unit = f"{ns}segment" if version == "2.0" else f"{ns}trans-unit"
     sources = [
         s
         for s in root.iter(f"{ns}source")
@@ -53,7 +79,7 @@ def read_xliff(data: bytes, target_language: str) -> Document:
         and _to_translate(s)
     ]
     edited = [e for source in sources for e in (source, source.getparent(), *_target(source, ns)) if e is not None]
-    languages = list(root.iter(f"{ns}file")) if namespace == _XLIFF_1 else [root]
+    languages = [root] if version == "2.0" else list(root.iter(f"{ns}file"))
     where = xmltext.spans(text, root, [*edited, *languages])
 
     def write(translations: list[str]) -> bytes:
@@ -69,15 +95,15 @@ def read_xliff(data: bytes, target_language: str) -> Document:
             if written != tag:
                 edits.append((where[element].start, where[element].open_end, written))
 
-        language = {"target-language" if namespace == _XLIFF_1 else "trgLang": target_language}
+        language = {"trgLang" if version == "2.0" else "target-language": target_language}
         for element in languages:
             set_attributes(element, language)
-        states = _MACHINE_STATE if namespace == _XLIFF_1 else {}
+        states = {"1.2": _MACHINE_STATE, "2.0": {}}.get(version, _MACHINE_STATE_1_1)
         for source, translation in zip(sources, translations, strict=True):
             body = xmltext.escape_text(translation, eol)
             target, anchor = _target(source, ns)
             quote = xmltext.quote_of(start_tag(source.getparent()))  # where the target has none
-            if namespace == _XLIFF_2:
+            if version == "2.0":
                 set_attributes(source.getparent(), _MACHINE_SEGMENT_STATE, quote)
             if target is None:
                 span, after = where[source], where[anchor]

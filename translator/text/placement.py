@@ -5,11 +5,13 @@ around the words they belonged to, or the unit rebuilt *in fragments* when they 
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
-from translator.text.markup import CLOSE, KEEP, OPEN, POINT, TAG, TEXT
+from translator.text.markup import CLOSE, KEEP, OPEN, POINT, TAG, TEXT, html_tokens
 from translator.text.segment import has_letters
 from translator.text.units import Item, Unit
 
@@ -77,15 +79,19 @@ def locate(
     placed: list[Placement] = []
     taken = bytearray(len(translation) + 1)
     cursor: dict[str, int] = {}  # a repeated placeholder's next occurrence is searched after its last
+    repeats = Counter(unit.text[start:end] for start, end, _ in keeps)
     for start, end, item in keeps:
         if start == end:
             continue  # an empty kept element (`keepTags`): placed beside its neighbours, below
         needle = unit.text[start:end]
         # A whole word first: `translate="no">term<` is not the "term" of "terminal". Any occurrence
         # next, as the model may glue a kept span to a word; never for a glossary term, which is a word.
-        found = _find(translation, needle, cursor.get(needle, 0), taken, spaced)
+        # A span the sentence has once: the occurrence nearest to where it stood (a `-` kept in
+        # "any `.`, `-` or `_`" is not the hyphen of an earlier word); a repeated one: in order.
+        near = round(start * len(translation) / max(len(unit.text), 1)) if repeats[needle] == 1 else None
+        found = _find(translation, needle, cursor.get(needle, 0), taken, spaced, near)
         if found is None and not unit.items[item].term:
-            found = _find(translation, needle, cursor.get(needle, 0), taken)
+            found = _find(translation, needle, cursor.get(needle, 0), taken, near=near)
         if found is None:
             return None
         cursor[needle] = found[1]
@@ -104,9 +110,13 @@ def locate(
             stripped = translation.strip()
             found = (translation.find(stripped), translation.find(stripped) + len(stripped)) if stripped else None
         else:
-            found = _find(translation, core, 0, None, spaced)
+            # Of a word the sentence has more than once, the occurrence nearest to where the
+            # element stood (as a share of the sentence): "for _rich_ text" is not the "Rich" it
+            # starts with.
+            near = round((start + lead) * len(translation) / max(len(unit.text), 1))
+            found = _nearest(translation, core, near, spaced)
             if found is None and core in more:
-                found = _find(translation, more[core].strip(), 0, None, spaced)
+                found = _nearest(translation, more[core].strip(), near, spaced)
         if found is None:
             return None
         placed.append(Placement(*found, start + lead, start + lead + len(core), item))
@@ -163,20 +173,45 @@ def _alone(text: str, match: re.Match[str]) -> bool:
 
 
 def _find(
-    text: str, needle: str, start: int = 0, taken: bytearray | None = None, whole_words: bool = False
+    text: str,
+    needle: str,
+    start: int = 0,
+    taken: bytearray | None = None,
+    whole_words: bool = False,
+    near: int | None = None,
 ) -> tuple[int, int] | None:
-    """The first occurrence of `needle` in `text` from `start` that overlaps nothing `taken` and,
-    with `whole_words`, is not part of a longer word."""
+    """The first occurrence of `needle` in `text` from `start` (with `near`, the one nearest to it)
+    that overlaps nothing `taken` and, with `whole_words`, is not part of a longer word."""
     if not needle:
         return None
+    best: tuple[int, int] | None = None
     index = text.find(needle, start)
     while index != -1:
         end = index + len(needle)
         free = taken is None or not any(taken[index:end])
         if free and (not whole_words or _word_edges(text, needle, index, end)):
-            return index, end
+            if near is None:
+                return index, end
+            if best is not None and abs(index - near) >= abs(best[0] - near):
+                break  # the occurrences only get farther
+            best = (index, end)
         index = text.find(needle, index + 1)
-    return None
+    return best
+
+
+def _nearest(text: str, needle: str, near: int, whole_words: bool) -> tuple[int, int] | None:
+    """The occurrence of `needle` in `text` (with `whole_words`, not part of a longer word) that
+    starts nearest to `near`."""
+    best: tuple[int, int] | None = None
+    index = text.find(needle) if needle else -1
+    while index != -1:
+        end = index + len(needle)
+        if not whole_words or _word_edges(text, needle, index, end):
+            if best is not None and abs(index - near) >= abs(best[0] - near):
+                break  # the occurrences only get farther
+            best = (index, end)
+        index = text.find(needle, index + 1)
+    return best
 
 
 def _word_edges(text: str, needle: str, start: int, end: int) -> bool:
@@ -300,3 +335,66 @@ def fragments(unit: Unit, more: dict[str, str], escape: Callable[[str], str]) ->
         trail = text[len(text.rstrip()) :]
         out.append(escape(lead) + escape(more[core]) + escape(trail))
     return "".join(out)
+
+
+_BLANKS = re.compile(r"[^\S\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
+# From a run's start only (a run of blanks without a break is not rescanned from each blank).
+_BREAK_RUN = re.compile(r"(?<!\s)\s*[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def place_breaks(rendered: str, breaks: list[tuple[int, str]], length: int) -> str:
+    """`rendered` (a unit's translation with its markup, as HTML) with the line breaks its source
+    sentence had inside it (`Unit.breaks`, in a text of `length`) put back where the translation
+    allows: each at the white space of the translated text nearest to where it stood, as a share of
+    the sentence, in order, written as it was (indentation included). A break the translation has
+    already (a fragment left as it was) is not added again; one with no white space left for it (a
+    language written without spaces) stays the space the model saw."""
+    spaces: list[tuple[int, int, int]] = []  # (offset in the visible text, raw start, raw end)
+    present: list[int] = []  # offsets of the line breaks it holds already
+    visible = raw = 0
+    for token in html_tokens(rendered):
+        if token.kind == TEXT:
+            for match in _BLANKS.finditer(token.text):
+                start, end = raw + token.raw_at(match.start()), raw + token.raw_at(match.end())
+                if rendered[start:end].isspace():
+                    spaces.append((visible + match.start(), start, end))
+            present += [visible + match.start() for match in _BREAK_RUN.finditer(token.text)]
+        if token.kind in (TEXT, KEEP):
+            visible += len(token.text)
+        raw += len(token.raw)
+    scale = visible / max(length, 1)
+    wanted = [(round(at * scale), whitespace) for at, whitespace in breaks]
+    wanted = _without_present(wanted, present)
+    offsets = [offset for offset, _, _ in spaces]
+    edits: list[tuple[int, int, str]] = []
+    floor = 0  # the first space still free: the breaks stay in their order
+    for target, whitespace in wanted:
+        if floor >= len(spaces):
+            break
+        index = min(max(bisect.bisect_left(offsets, target), floor), len(spaces) - 1)
+        if index > floor and abs(offsets[index - 1] - target) <= abs(offsets[index] - target):
+            index -= 1
+        edits.append((spaces[index][1], spaces[index][2], whitespace))
+        floor = index + 1
+    out, last = [], 0
+    for start, end, whitespace in edits:
+        out += [rendered[last:start], whitespace]
+        last = end
+    out.append(rendered[last:])
+    return "".join(out)
+
+
+def _without_present(wanted: list[tuple[int, str]], present: list[int]) -> list[tuple[int, str]]:
+    """`wanted` less, for each break already in the translation, the one nearest to it (in order)."""
+    if not present:
+        return wanted
+    matched: set[int] = set()
+    cursor = 0
+    for offset in present:
+        if cursor >= len(wanted):
+            break
+        while cursor + 1 < len(wanted) and abs(wanted[cursor + 1][0] - offset) <= abs(wanted[cursor][0] - offset):
+            cursor += 1
+        matched.add(cursor)
+        cursor += 1
+    return [entry for index, entry in enumerate(wanted) if index not in matched]

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from translator.contract.language_codes import base_language
 from translator.text.glossary import Applied, Terms, apply_terms
 from translator.text.markup import TEXT, Token, html_tokens, text_tokens
-from translator.text.placement import fragments, locate, second_round_texts
+from translator.text.placement import fragments, locate, place_breaks, second_round_texts
 from translator.text.segment import UNSPACED_LANGUAGES
 from translator.text.units import record_units
 
@@ -56,14 +56,14 @@ def plan_record(
     `terms`: a glossary, applied when it is for this record's language pair (translator/text/glossary.py);
     `keep`: as for `record_tokens`."""
     if language == target:  # already in the target language: it comes back as it is
-        return Plan(text, [], "", 1, "", escape=_identity)
+        return Plan(text, [], "", 1, "", _identity)
     escape = _escape if fmt == HTML_FORMAT else _identity
     parsed = record_tokens(text, fmt, keep) if tokens is None else tokens
     if terms is None or not terms.applies(language, target):
-        return Plan(text, parsed, language, max_chars, target, escape)
+        return Plan(text, parsed, language, max_chars, target, escape, fmt == HTML_FORMAT)
     parsed, applied = apply_terms(parsed, terms, language, fmt == HTML_FORMAT)
     # The glossary's target terms are in the tokens' raw text: what lies between sentences comes from it.
-    plan = Plan("".join(token.raw for token in parsed), parsed, language, max_chars, target, escape)
+    plan = Plan("".join(token.raw for token in parsed), parsed, language, max_chars, target, escape, fmt == HTML_FORMAT)
     plan.applied = applied
     return plan
 
@@ -92,7 +92,9 @@ class Plan:
         max_chars: int,
         target: str,
         escape: Callable[[str], str],
+        soft_breaks: bool = False,
     ) -> None:
+        """`soft_breaks`: a line break inside a block is white space, as in HTML (translator/text/units.py)."""
         self.source = source
         self.escape = escape
         self.applied = Applied()  # the glossary entries this record used
@@ -100,7 +102,7 @@ class Plan:
         # them when the target language writes with spaces, so ja→en is not "Hello.How are you?".
         # The text rules go by bare language: `zh-Hant` and NLLB's `zho_Hant` are `zh` here.
         self.spaced = bool(target) and base_language(target) not in UNSPACED_LANGUAGES
-        self.units = record_units(tokens, base_language(language), max_chars) if tokens else []
+        self.units = record_units(tokens, base_language(language), max_chars, soft_breaks) if tokens else []
 
     @property
     def first_round(self) -> list[str]:
@@ -153,6 +155,8 @@ class Resolution:
             else:
                 located = locate(unit, translation, more, plan.escape, plan.spaced)
                 rendered = located or fragments(unit, more, plan.escape)
+            if unit.breaks and translation:
+                rendered = place_breaks(rendered, unit.breaks, len(unit.text))
             # Sentences that touched in the source (CJK, hard cuts) are spaced in a spaced target.
             touching = unit.raw_start == previous_end and previous_translated
             if plan.spaced and touching and translation and rendered:

@@ -1,0 +1,107 @@
+"""A PO file's charset, at the byte level: the charset its header declares (found in its bytes as
+gettext finds it, the header being ASCII in every charset gettext takes), its lines decoded in it
+(a legacy charset's lines kept as bytes too, so that lines not edited are written back byte for
+byte), and the lines written back encoded.
+
+Apart from translator/documents/po.py because it is about bytes and codecs, not entries: the reader
+gets text lines from here and hands its edits back here to be encoded.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from translator.documents.model import BadDocument, decode_text
+
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")
+_BYTE_LINES = re.compile(rb"[^\n]*\n|[^\n]+")
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+# The header entry at the top of the file (comments and blank lines before it), its msgstr's
+# string lines captured; and the charset its Content-Type names. Bytes, read as ASCII: the header
+# is ASCII in every charset gettext takes, and the charset must be known before the rest is read.
+_HEADER_BYTES = re.compile(
+    rb'(?:[ \t]*(?:#[^\n]*)?\r?\n)*?[ \t]*msgid[ \t]+""[ \t]*\r?\n[ \t]*msgstr[ \t]+((?:"[^\n]*(?:\n|$)[ \t]*)+)'
+)
+_CHARSET = re.compile(rb"Content-Type:[^\n]*?charset=([A-Za-z0-9_.:+-]+)", re.IGNORECASE)
+# Charsets Python reads whose ASCII bytes mean other characters after an escape sequence: a PO
+# file in them cannot be read line by line (nor does gettext take them).
+_STATEFUL = ("iso2022", "hz")
+
+
+def _declared_charset(data: bytes) -> tuple[str, int, int] | None:
+    """The charset the header's Content-Type names, as written, and where: its line and column."""
+    start = next((len(bom) for bom in _BOMS if data.startswith(bom)), 0)
+    header = _HEADER_BYTES.match(data, start)
+    if header is None:
+        return None
+    charset = _CHARSET.search(data, header.start(1), header.end(1))
+    if charset is None:
+        return None
+    line_start = data.rfind(b"\n", 0, charset.start(1)) + 1
+    return charset.group(1).decode("ascii"), data.count(b"\n", 0, line_start), charset.start(1) - line_start
+
+
+def _decode(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | None, str]:
+    """The file's lines, its lines' bytes where it is in a legacy charset (written back as they
+    were where not edited), and the codec to write it in."""
+    codec = None
+    if charset is not None and not data.startswith(_BOMS):
+        try:
+            codec = codecs.lookup(charset).name
+            "".encode(codec)  # a text encoding, not one of Python's bytes-to-bytes codecs
+        except LookupError:
+            codec = None
+    if codec is None or codec.startswith("utf"):
+        # UTF-8, or UTF-16 with its BOM; also where the header names a charset Python does not know
+        # (a template's `CHARSET`)
+        try:
+            text, encoding = decode_text(data, "PO")
+        except BadDocument:
+            if charset is None or codec is not None or charset.upper() == "CHARSET":
+                raise
+            raise BadDocument(
+                f"file: this PO file's charset {charset!r} (its header's Content-Type) is not one this service "
+                "reads; convert it to UTF-8 (msgconv -t UTF-8)"
+            ) from None
+        return _LINES.findall(text), None, encoding
+    if codec.startswith(_STATEFUL):
+        raise BadDocument(
+            f"file: this PO file's charset {charset!r} (its header's Content-Type) switches state with escape "
+            "sequences, which gettext does not take either; convert it to UTF-8 (msgconv -t UTF-8)"
+        )
+    raw = _BYTE_LINES.findall(data)
+    lines, offset = [], 0
+    for line in raw:
+        try:
+            lines.append(line.decode(codec))
+        except UnicodeDecodeError as exc:
+            raise BadDocument(
+                f"file: this PO file is not {charset} text as its header declares "
+                f"({exc.reason} at byte {offset + exc.start})"
+            ) from exc
+        offset += len(line)
+    return lines, raw, codec
+
+
+def _names_utf8(charset: str | None) -> bool:
+    try:
+        return charset is None or codecs.lookup(charset).name in ("utf-8", "utf-16")
+    except LookupError:
+        return False
+
+
+def _content_type(charset: str | None) -> str:
+    if charset in (None, "utf-8", "utf-8-sig"):
+        charset = "utf-8"
+    return f"text/x-gettext-translation; charset={charset}"
+
+
+def _encoded(lines: list[str], raw: list[bytes] | None, edits: list[tuple[int, int, list[str]]], codec: str) -> bytes:
+    """The lines with the edits made, in `codec`; the lines not edited as `raw` has them, where given."""
+    out: list[str | bytes] = list(raw) if raw is not None else list(lines)
+    for start, end, replacement in sorted(edits, key=lambda edit: (edit[0], edit[1]), reverse=True):
+        out[start:end] = replacement
+    if raw is None:  # whole, so that a BOM (UTF-16's, UTF-8's) is written once
+        return "".join(out).encode(codec)  # type: ignore[arg-type]
+    return b"".join(piece if isinstance(piece, bytes) else piece.encode(codec) for piece in out)
