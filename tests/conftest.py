@@ -6,12 +6,15 @@ port; the end-to-end tests share one per session.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from hypothesis import settings
 
 from harness.servers import ROOT, Server, register, start_server
@@ -26,13 +29,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 FIXTURE_DIR = ROOT / "build" / "fixture-model"
 NLLB_FIXTURE_DIR = ROOT / "build" / "fixture-nllb-model"
 START_TIMEOUT_S = 180
+# The fixture builds are shared by every pytest-xdist worker (and by a second `make test` beside
+# this one): one builds, the others wait and find it current. Outside build/, whose listing the
+# fixture's tests check for leftovers; one lock per checkout.
+BUILD_LOCK = Path(tempfile.gettempdir()) / f"m2m-fixture-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]}.lock"
 
 
 @pytest.fixture(scope="session")
 def fixture_model() -> Path:
     from fixture.build import build_fixture
 
-    return build_fixture(FIXTURE_DIR)
+    with FileLock(BUILD_LOCK):
+        return build_fixture(FIXTURE_DIR)
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +81,8 @@ def nllb_fixture_model(fixture_model: Path) -> Path:
     """The NLLB-200-style fixture (fixture/nllb.py): the same translations under NLLB codes."""
     from fixture.nllb import build_nllb_fixture
 
-    return build_nllb_fixture(NLLB_FIXTURE_DIR, fixture_model)
+    with FileLock(BUILD_LOCK):
+        return build_nllb_fixture(NLLB_FIXTURE_DIR, fixture_model)
 
 
 @pytest.fixture(scope="session")
@@ -85,6 +94,13 @@ def nllb_server(nllb_fixture_model: Path, tmp_path_factory: pytest.TempPathFacto
     srv = start_server(home, tag, tmp_path_factory.mktemp("logs-nllb") / "server.log", timeout=START_TIMEOUT_S)
     yield srv
     srv.stop()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    # The real-world tier's size, in the run's header (pytest-xdist shows its workers' prints nowhere).
+    from harness.realworld import selected, summary
+
+    return f"real-world tier (REALWORLD=all for every file): {summary(selected())}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
