@@ -183,14 +183,20 @@ async def v2_pairs(request: Any, handler: Any) -> Any:
     }
 
 
-async def v2_create(request: Any, handler: Any) -> Any:
-    from starlette.responses import JSONResponse
-
+async def _create_params(request: Any) -> tuple[dict[str, Any], str]:
+    """A create's form or JSON, its key checked, and the name DeepL requires of v2 and v3 alike."""
     params = await read_params(request)
     check_key(request, params)
     name = _name(params)
     if name is None:
         raise InvalidRequest("Parameter 'name' not specified.")
+    return params, name
+
+
+async def v2_create(request: Any, handler: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    params, name = await _create_params(request)
     source, target = language_pair(params, handler)
     entries = parse_entries(one(params, "entries") or "", (one(params, "entries_format") or "tsv").lower())
     glossary = new_glossary(name, source, target, entries)
@@ -226,11 +232,7 @@ async def v2_one(request: Any, handler: Any) -> Any:
 async def v3_create(request: Any, handler: Any) -> Any:
     from starlette.responses import JSONResponse
 
-    params = await read_params(request)
-    check_key(request, params)
-    name = _name(params)
-    if name is None:
-        raise InvalidRequest("Parameter 'name' not specified.")
+    params, name = await _create_params(request)
     dictionaries = parse_dictionaries(params, handler)
     if not dictionaries:
         raise InvalidRequest("Parameter 'dictionaries' not specified.")
