@@ -30,12 +30,8 @@ def docx(paragraphs: list[list[tuple[str, bool]]]) -> bytes:
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
         f"<w:document {_W}><w:body>{''.join(body)}<w:sectPr/></w:body></w:document>"
     )
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        package.writestr("[Content_Types].xml", _CONTENT_TYPES)
-        package.writestr("word/document.xml", document)
-        package.writestr("word/styles.xml", '<?xml version="1.0"?><w:styles ' + _W + "/>")
-    return out.getvalue()
+    styles = '<?xml version="1.0"?><w:styles ' + _W + "/>"
+    return package({"[Content_Types].xml": _CONTENT_TYPES, "word/document.xml": document, "word/styles.xml": styles})
 
 
 def docx_runs(data: bytes) -> list[list[tuple[str, bool]]]:
@@ -81,12 +77,20 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# Every member is dated the same instant, so the same members make the same bytes at any hour:
+# pytest-xdist's workers each collect the parametrized cases and refuse to run when a case built
+# from these bytes differs between them (CI failed so when two workers straddled a second).
+_DATED = (1980, 1, 1, 0, 0, 0)
+
+
 def package(members: dict[str, str] | dict[str, bytes]) -> bytes:
-    """A zip of these members, in this order (deflated)."""
+    """A zip of these members, in this order (deflated), the same bytes whenever it is built."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in members.items():
-            archive.writestr(name, text)
+            member = zipfile.ZipInfo(name, _DATED)
+            member.external_attr = 0o600 << 16  # what writestr(name, ...) gives: rw for the owner
+            archive.writestr(member, text, compress_type=zipfile.ZIP_DEFLATED)
     return out.getvalue()
 
 

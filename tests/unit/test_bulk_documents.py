@@ -89,6 +89,7 @@ def test_a_unit_that_cannot_be_translated_keeps_its_text_and_is_rejected(fixture
         ("a.pdf", b"%PDF-1.4", ["--from", "en", "--to", "de"], "a.pdf: PDF is not translated"),
         ("a.txt", b"One.", ["--format", "document"], "a.txt: a document needs --from and --to"),
     ],
+    ids=["not-a-zip", "docx-without-languages", "pdf", "text-as-document"],
 )
 def test_a_file_that_is_not_a_readable_document_is_named(tmp_path, capsys, name, data, extra, message):
     (tmp_path / "in").mkdir()
