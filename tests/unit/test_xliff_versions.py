@@ -157,3 +157,24 @@ def test_what_is_not_xliff_is_refused_naming_what_it_is_and_what_is_read(source,
     message = refused.value.message
     assert message.startswith(f"file: not an XLIFF document this service reads: its root is {found}; {ACCEPTED}")
     assert message.endswith('or in no namespace with version="1.0" or "1.1" (XLIFF 1.0, 1.1, 1.2 and 2.0)')
+
+
+def test_a_source_wrapped_over_lines_is_one_sentence_and_its_break_comes_back():
+    # po2xliff and pretty-printers wrap long sources: the break is white space (as in HTML), the
+    # model gets the sentence whole, and the target gets the break back where the translation allows.
+    from translator.contract import limits
+    from translator.text.plan import plan_record
+
+    wrapped = "Life is like a box\n          of chocolates &amp; sweets."
+    source = (
+        "<xliff version='1.2' xmlns='urn:oasis:names:tc:xliff:document:1.2'><file original='a' source-language='en' "
+        f"datatype='plaintext'><body><trans-unit id='1'><source>{wrapped}</source></trans-unit></body></file></xliff>"
+    )
+    document = read_document("a.xlf", source.encode(), "fr")
+    (unit,) = document.units
+    plan = plan_record(unit.text, "en", limits.MAX_PIECE_CHARS, "fr", unit.fmt)
+    assert plan.first_round == ["Life is like a box of chocolates & sweets."]
+    translation = plan.resolve(["La vie est comme une boîte de chocolats & bonbons."]).render([])
+    out = document.write([translation]).decode()
+    assert "<target state='needs-review-translation' state-qualifier='mt-suggestion'>La vie est comme une" in out
+    assert "une\n          boîte de chocolats &amp; bonbons.</target>" in out

@@ -9,7 +9,10 @@ qualifier values: their targets get the state alone), and a 2.0 segment filled h
 (the subState is where 2.0 puts a tool's own qualifier): left `initial`, a CAT tool would show it
 untranslated and the next pass would translate it again.
 A translated <target> is left as it is. A source with inline elements (<g>, <x/>, <ph>, <pc>) is
-left without a target: its markup is XLIFF's own, not HTML's.
+left without a target: its markup is XLIFF's own, not HTML's. A source wrapped over lines (as
+pretty-printers and po2xliff write long strings) goes to the model as HTML does (its text escaped):
+a line break inside it is white space, not a sentence end, and comes back where the translation
+allows (translator/text/units.py).
 
 Only those targets and the target-language attribute change: every other byte comes back as it
 was (references such as `&apos;` and `&#232;`, attribute quotes and order, comments, line
@@ -20,6 +23,7 @@ serialization of the whole tree rewrote them. A new <target> gets its own line, 
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from translator.documents import xmltext
@@ -99,8 +103,8 @@ def read_xliff(data: bytes, target_language: str) -> Document:
         for element in languages:
             set_attributes(element, language)
         states = {"1.2": _MACHINE_STATE, "2.0": {}}.get(version, _MACHINE_STATE_1_1)
-        for source, translation in zip(sources, translations, strict=True):
-            body = xmltext.escape_text(translation, eol)
+        for source, unit, translation in zip(sources, units, translations, strict=True):
+            body = xmltext.escape_text(html.unescape(translation) if unit.fmt == "html" else translation, eol)
             target, anchor = _target(source, ns)
             quote = xmltext.quote_of(start_tag(source.getparent()))  # where the target has none
             if version == "2.0":
@@ -121,7 +125,14 @@ def read_xliff(data: bytes, target_language: str) -> Document:
                 edits.append((span.open_end, span.close, body))
         return xmltext.encode(xmltext.splice(text, edits), codec)
 
-    return Document([Unit(s.text or "") for s in sources], write, "application/xliff+xml")
+    units = [_unit(s.text or "") for s in sources]
+    return Document(units, write, "application/xliff+xml")
+
+
+def _unit(text: str) -> Unit:
+    """A source's unit: plain text, or escaped for the HTML path where a line break is inside it."""
+    wrapped = any(line_break in text.strip() for line_break in "\n\r")
+    return Unit(html.escape(text, quote=False), "html") if wrapped else Unit(text)
 
 
 def _target(source: Any, ns: str) -> tuple[Any, Any]:
