@@ -20,14 +20,14 @@ from typing import Any
 from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_write_bytes, permissions
 from m2m_tools.jobs.job import Entry, Item
 from translator.contract.errors import TranslationError
-from translator.documents.formats import NOT_TRANSLATED, READERS, TARGETED, extension, read_document_safely
+from translator.documents.formats import NOT_TRANSLATED, extension, read_document_safely, supported
 from translator.documents.model import Document
 
 DOCUMENT = "document"
 # Read as documents in a folder by their extension (a PDF to be refused by name, as the service
 # does). A .txt stays a line-aligned corpus (one record a line, as it always was); `--format
 # document` reads it as the service does.
-DOCUMENT_SUFFIXES = (frozenset(READERS) | frozenset(TARGETED) | frozenset(NOT_TRANSLATED)) - {".txt"}
+DOCUMENT_SUFFIXES = frozenset([*supported(), *NOT_TRANSLATED]) - {".txt"}
 
 
 class DocumentError(ValueError):

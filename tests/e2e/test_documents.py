@@ -55,6 +55,24 @@ def test_text_file_job_translates_each_line_and_keeps_the_rest(server):
     assert result.headers["content-type"].startswith("text/plain")
 
 
+def test_a_text_file_in_the_encoding_its_form_names_comes_back_in_it(server):
+    # One line of French with accents, named windows-1252: read, translated and written back in it,
+    # the job saying which; the field on a .docx, or naming no encoding, a 400 on it.
+    (text, translation), *_ = [(t, tr) for t, tr in pairs("fr", "en") if not t.isascii()]
+    source = f"{text}\r\n".encode("cp1252")
+    response = upload(server, "note.txt", source, fromLang="fr", toLang="en", encoding="windows-1252")
+    assert response.status_code == 202, response.text
+    state = finished(server, response.json())
+    assert state["status"] == "done" and state["encoding"] == "windows-1252", state
+    result = requests.get(f"{server.url}{state['resultUrl']}", timeout=10)
+    assert result.content == f"{translation}\r\n".encode("cp1252")
+    assert result.headers["content-type"] == "text/plain; charset=windows-1252"
+    refused = upload(server, "report.docx", documents.docx([[(text, False)]]), toLang="en", encoding="latin-1")
+    assert refused.status_code == 400 and refused.json()["field"] == "encoding", refused.text
+    unknown = upload(server, "note.txt", source, toLang="en", encoding="klingon-8")
+    assert unknown.status_code == 400 and unknown.json()["error"].startswith("encoding: 'klingon-8' is not"), unknown.text
+
+
 def test_libretranslate_translate_file_docx_keeps_bold_runs(server):
     (a, ta), (b, tb), (c, tc), *_ = pairs("en", "de")
     source = documents.docx([[(a + " ", False), (b, True)], [(c, True)]])

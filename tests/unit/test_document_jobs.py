@@ -152,3 +152,23 @@ def test_orphans_do_not_hold_the_servers_slots_and_a_reused_pid_is_not_their_wor
         store.create(name, "en", "fr", 1)
     with pytest.raises(Unavailable):
         store.create("d.txt", "en", "fr", 1)
+
+
+def test_a_resumed_job_reads_its_file_in_the_encoding_its_form_named(tmp_path):
+    (a, ta), *_ = [(text, translation) for text, translation in PAIRS if not translation.isascii()]
+    store = in_folder(tmp_path)
+    state = store.create("a.txt", "en", "fr", 1)
+    state.update(status="running", pid=_dead_pid(), encoding="windows-1252")
+    store.save_source(state["id"], f"{a}\n".encode("cp1252"))
+    store.save(state)
+    orphan = store.load(state["id"])
+    assert orphan is not None
+
+    async def engine(payload: Payload, headers, receive) -> TranslationResult:
+        return TranslationResult(result=[TranslatedRecord(id=r.id, text=dict(PAIRS)[r.text]) for r in payload.records])
+
+    adopted, work = jobs.adopt(store, orphan, read_document_safely, engine)
+    assert work is not None
+    asyncio.run(work)
+    # Written in windows-1252, as the first worker would have: read as UTF-8 it would come back so.
+    assert store.result_path(state["id"]).read_bytes() == f"{ta}\n".encode("cp1252")

@@ -83,20 +83,25 @@ async def _start(
     key: bytes | None,
     glossary: tuple[str, str] | None = None,
     extra: dict[str, Any] | None = None,
+    encoding: str | None = None,
 ) -> dict[str, Any]:
     """`glossary`: a stored glossary's id and the form field that named it, checked against the
     languages before any job exists (each chunk of the job then applies it, as a request would);
-    `extra`: what another API keeps in the job's state (DeepL's document key: translator/api/deepl_documents.py)."""
+    `extra`: what another API keeps in the job's state (DeepL's document key: translator/api/deepl_documents.py);
+    `encoding`: a text file's encoding as the client named it (the form's `encoding`)."""
     if glossary is not None:
         glossary_id, field = glossary
         handler = service.handler
         await stored_terms(glossary_id, source, target, handler.glossaries, handler.canonical, field=field)
     filename = upload.filename or "document"
     data = await upload.read()
-    document: Document = await asyncio.to_thread(read_document_safely, filename, data, target)
+    encoding = encoding or None
+    document: Document = await asyncio.to_thread(read_document_safely, filename, data, target, encoding)
     jobs.check_size(document)
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state["contentType"] = document.content_type
+    if encoding is not None:
+        state["encoding"] = encoding  # read the same way again by a worker that resumes the job
     # What DeepL bills (its `billed_characters`): the characters of the text the job translates.
     state["characters"] = sum(len(unit.text) for unit in document.units)
     state.update(extra or {})
@@ -147,7 +152,8 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)
             key = bearer_token(request.scope["headers"])
-            state = await _start(store, upload, source, target, service, key, _glossary(fields, "glossaryId"))
+            glossary = _glossary(fields, "glossaryId")
+            state = await _start(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
         except TranslationError as exc:
             return http_response(exc)
         return JSONResponse(jobs.public(state), status_code=202)
@@ -196,7 +202,8 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             target = _language(fields.get("target"), "target", languages, auto=False)
             offered = fields.get("api_key")
             key = offered.encode("utf-8") if offered else bearer_token(request.scope["headers"])
-            state = await _start(store, upload, source, target, service, key, _glossary(fields, "glossary_id"))
+            glossary = _glossary(fields, "glossary_id")
+            state = await _start(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
             await _wait(state["id"], request)
             final = store.load(state["id"]) or state
             if final["status"] != "done":

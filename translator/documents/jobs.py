@@ -327,7 +327,10 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
 
 
 def adopt(
-    store: JobStore, state: dict[str, Any], read: Callable[[str, bytes, str], Document], translate: Translate
+    store: JobStore,
+    state: dict[str, Any],
+    read: Callable[[str, bytes, str, str | None], Document],
+    translate: Translate,
 ) -> tuple[dict[str, Any], Awaitable[None] | None]:
     """An orphaned job (its worker restarted) resumed in this process from its saved source and
     the units it had translated; the coroutine to run, or None when another process took it or
@@ -338,7 +341,8 @@ def adopt(
     if not store.claim(state):
         return state, None
     try:
-        document = read(state["filename"], (store.folder(state["id"]) / "source").read_bytes(), state["toLang"])
+        source = (store.folder(state["id"]) / "source").read_bytes()
+        document = read(state["filename"], source, state["toLang"], state.get("encoding"))
     except (OSError, TranslationError) as exc:
         reason = exc.message if isinstance(exc, TranslationError) else "its file is gone"
         state.update(status="failed", error=f"the server restarted while translating it ({reason}); send it again")

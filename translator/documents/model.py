@@ -154,12 +154,37 @@ MIN_DETECTION_BYTES = 32
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x19\x1b-\x1f\x7f-\x9f]")
 
 
-def decode_legacy_text(data: bytes, what: str) -> tuple[str, TextEncoding]:
+def named_encoding(label: str) -> TextEncoding:
+    """The encoding a client named for a text file (the `encoding` field of a document upload), by
+    any label Python's codecs know ("latin-1", "Windows-1251", "Shift_JIS", "utf-16"): for a file
+    whose encoding detection cannot tell (a few lines, or text that reads as two languages)."""
+    name = label.strip()
+    try:
+        codec = codecs.lookup(name).name.replace("-", "_")
+        "".encode(codec)  # LookupError for a codec that is no text encoding (rot13, zlib)
+    except LookupError:
+        raise InvalidRequest(
+            f"encoding: {name[:40]!r} is not a text encoding (examples: windows-1252, iso-8859-2, koi8-r, "
+            "shift_jis, utf-16le)",
+            field="encoding",
+        ) from None
+    # A byte-order mark decides UTF-16's and UTF-32's byte order (`decode_legacy_text`); without
+    # one, little-endian, as Windows writes them. The codec written with writes no mark of its own.
+    codec = {"utf_16": "utf_16_le", "utf_32": "utf_32_le", "utf_8_sig": "utf_8"}.get(codec, codec)
+    labels = {**LEGACY_ENCODINGS, **_UTF16_WITHOUT_BOM, **{known.codec: known.charset for known in _STANDARD.values()}}
+    charset = labels.get(codec) or codec.replace("iso8859_", "iso-8859-").replace("_", "-")
+    return TextEncoding(codec, charset)
+
+
+def decode_legacy_text(data: bytes, what: str, declared: TextEncoding | None = None) -> tuple[str, TextEncoding]:
     """The text of a text file and its encoding: UTF-8, UTF-16 or UTF-32 with a byte-order mark,
-    UTF-8 without, or else the encoding charset-normalizer finds with confidence (a legacy one, or
-    UTF-16 without a byte-order mark). Bytes nothing explains (binary data) are a BadDocument."""
+    else the encoding the client `declared`, else UTF-8, or else the encoding charset-normalizer
+    finds with confidence (a legacy one, or UTF-16 without a byte-order mark). Bytes nothing
+    explains (binary data) are a BadDocument; bytes the declared encoding does not read, a 400 on
+    `encoding`."""
     for bom, marked in _BOMS:
         if data.startswith(bom):
+            # As browsers read a page whose byte-order mark and Content-Type disagree: the mark wins.
             try:
                 return data[len(bom) :].decode(marked.codec), marked
             except UnicodeDecodeError as exc:
@@ -167,6 +192,8 @@ def decode_legacy_text(data: bytes, what: str) -> tuple[str, TextEncoding]:
                     f"file: the {what} file starts with a {marked.charset} byte-order mark but is not "
                     f"{marked.charset} text ({exc.reason} at byte {exc.start + len(bom)})"
                 ) from exc
+    if declared is not None:
+        return _decode_declared(data, what, declared), declared
     nul = data.find(b"\x00")
     if nul == -1:
         try:
@@ -200,6 +227,24 @@ def decode_legacy_text(data: bytes, what: str) -> tuple[str, TextEncoding]:
             f"(U+{ord(control.group()):04X} at character {control.start()}): is it text?"
         )
     return text, encoding
+
+
+def _decode_declared(data: bytes, what: str, declared: TextEncoding) -> str:
+    try:
+        text = data.decode(declared.codec)
+    except UnicodeDecodeError as exc:
+        raise InvalidRequest(
+            f"encoding: the {what} file is not {declared.charset} text ({exc.reason} at byte {exc.start})",
+            field="encoding",
+        ) from exc
+    control = _CONTROL.search(text)
+    if control is not None:
+        raise InvalidRequest(
+            f"encoding: read as {declared.charset}, the {what} file has a control character "
+            f"(U+{ord(control.group()):04X} at character {control.start()}): is it {declared.charset}?",
+            field="encoding",
+        )
+    return text
 
 
 def _sample(data: bytes, at: int) -> bytes:

@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from translator.documents.model import BadDocument, Document, Unit, decode_legacy_text, text_document
+from translator.documents.model import BadDocument, Document, TextEncoding, Unit, decode_legacy_text, text_document
 
 # A cue's timing line: timestamps (WebVTT's `00:01.000`, SubRip's `00:00:01,000`), then settings.
 _TIMING = re.compile(r"^\s*\d[\d:.,]*\s*-->\s*\d[\d:.,]*(?:\s|$)")
@@ -55,9 +55,9 @@ def _lines(text: str) -> list[tuple[str, str]]:
     return [*lines, (parts[-1], "")] if parts[-1] else lines
 
 
-def read_text(data: bytes) -> Document:
+def read_text(data: bytes, encoding: TextEncoding | None = None) -> Document:
     """Each line with text is a unit: wrapped paragraphs stay wrapped where they were."""
-    text, encoding = decode_legacy_text(data, "text")
+    text, encoding = decode_legacy_text(data, "text", encoding)
     lines = _lines(text)
     slots = [i for i, (body, _) in enumerate(lines) if body.strip()]
 
@@ -200,11 +200,11 @@ def _vtt_text(translation: str) -> str:
     return translation.replace("&", "&amp;").replace("<", "&lt;").replace("-->", "--&gt;")
 
 
-def read_subtitles(data: bytes, webvtt: bool) -> Document:
+def read_subtitles(data: bytes, webvtt: bool, encoding: TextEncoding | None = None) -> Document:
     """A cue's text lines (after its timing line, up to a blank line or the next cue's timing
     line) are one unit, so that a sentence wrapped over two lines is translated whole; its line
     breaks come back where the translation keeps them."""
-    text, encoding = decode_legacy_text(data, "subtitle")
+    text, encoding = decode_legacy_text(data, "subtitle", encoding)
     lines = _lines(text)
     cues = _vtt_cues(lines) if webvtt else _srt_cues(lines)
     texts = [] if cues else [body.strip() for body, _ in lines if body.strip()]

@@ -41,11 +41,12 @@ _META_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:
 PRESCAN_BYTES = 1024
 
 
-def decode_html(data: bytes) -> tuple[str, TextEncoding]:
-    """A page's text and encoding as a browser finds them: a byte-order mark, else the charset its
-    <meta> names, else (nothing said) UTF-8 or the legacy encoding detection finds with confidence."""
+def decode_html(data: bytes, declared: TextEncoding | None = None) -> tuple[str, TextEncoding]:
+    """A page's text and encoding as a browser finds them: a byte-order mark, else the encoding the
+    client declared (as a Content-Type's charset is taken before the page's own), else the charset
+    its <meta> names, else (nothing said) UTF-8 or the legacy encoding detection finds with confidence."""
     marked = data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
-    match = None if marked else _META_CHARSET.search(data[:PRESCAN_BYTES])
+    match = None if marked or declared else _META_CHARSET.search(data[:PRESCAN_BYTES])
     if match is not None:
         label = match.group(1).decode("ascii").lower()
         try:
@@ -62,11 +63,11 @@ def decode_html(data: bytes) -> tuple[str, TextEncoding]:
                     f"file: the HTML file declares charset={label} in a <meta> but is not {label} text "
                     f"({exc.reason} at byte {exc.start})"
                 ) from exc
-    return decode_legacy_text(data, "HTML")
+    return decode_legacy_text(data, "HTML", declared)
 
 
-def read_html(data: bytes) -> Document:
-    source, encoding = decode_html(data)
+def read_html(data: bytes, encoding: TextEncoding | None = None) -> Document:
+    source, encoding = decode_html(data, encoding)
     fragments = fragments_of(source)
     slots = [i for i, f in enumerate(fragments) if any(t.kind == TEXT and t.text.strip() for t in html_tokens(f))]
 
