@@ -206,3 +206,27 @@ def test_other_formats_keep_reading_unicode_only():
     # JSON and YAML are Unicode by their specifications: decode_text does not guess for them.
     with pytest.raises(BadDocument, match=NOT_UTF8):
         decode_text(("\n".join(FRENCH)).encode("cp1252"), "JSON")
+
+
+@pytest.mark.parametrize(
+    ("bom", "codec"),
+    [(codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF32_BE, "utf-32-be")],
+    ids=["utf-16be", "utf-16le", "utf-32be"],
+)
+@pytest.mark.parametrize(
+    ("name", "text", "charset"),
+    [
+        ("fr.po", 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-16\\n"\n\nmsgid "Hello"\nmsgstr ""\n', "utf"),
+        ("en.json", '{"greeting": "Hello"}\n', None),
+        ("en.yaml", "greeting: Hello\n", None),
+    ],
+    ids=["po", "json", "yaml"],
+)
+def test_unicode_formats_come_back_with_their_byte_order_mark_and_byte_order(bom, codec, name, text, charset):
+    # A big-endian file was written little-endian (Python's "utf-16" encodes in the machine's order).
+    document = read_document(name, bom + text.encode(codec), "fr")
+    assert document.write([unit.text for unit in document.units]).startswith(bom)
+    out = document.write(["Bonjour"])
+    assert out.startswith(bom) and "Bonjour" in out[len(bom) :].decode(codec)
+    if charset:
+        assert document.content_type == f"text/x-gettext-translation; charset={codec[:6]}"

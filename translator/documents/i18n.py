@@ -107,7 +107,7 @@ def read_json(data: bytes) -> Document:
                 out += [text[last:start], json.dumps(translation, ensure_ascii=escaped)]
                 last = end
         out.append(text[last:])
-        return "".join(out).encode(encoding)
+        return encoding.bom + "".join(out).encode(encoding.codec)
 
     return Document([Unit(value) for _, _, value in values], write, "application/json")
 
@@ -164,7 +164,7 @@ def read_yaml(data: bytes) -> Document:
             out += [text[last:start], properties, written, body[len(stripped) :]]
             last = end
         out.append(text[last:])
-        return "".join(out).encode(encoding)
+        return encoding.bom + "".join(out).encode(encoding.codec)
 
     return Document([Unit(node.value) for node, _ in nodes], write, "application/yaml")
 

@@ -53,18 +53,6 @@ def too_large(what: str, limit: int, got: int | None = None) -> PayloadTooLarge:
     return PayloadTooLarge(f"file: {what}", limit, got)
 
 
-def decode_text(data: bytes, what: str) -> tuple[str, str]:
-    """The text of a text file and its encoding (UTF-8 with or without BOM, or UTF-16 with BOM)."""
-    boms = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-    encoding = next((name for bom, name in boms if data.startswith(bom)), "utf-8")
-    try:
-        return data.decode(encoding), encoding
-    except UnicodeDecodeError as exc:
-        raise BadDocument(
-            f"file: the {what} file is not UTF-8 or UTF-16 text ({exc.reason} at byte {exc.start})"
-        ) from exc
-
-
 class TextEncoding(NamedTuple):
     """How a text file's bytes were encoded, to write its translation the same way."""
 
@@ -96,6 +84,21 @@ _BOMS = tuple(
         (codecs.BOM_UTF16_BE, "utf-16-be", "utf-16"),
     )
 )
+
+
+def decode_text(data: bytes, what: str) -> tuple[str, TextEncoding]:
+    """The text of a file whose format is Unicode (JSON, YAML, a PO file that names no legacy
+    charset) and its encoding: UTF-8 with or without a byte-order mark, UTF-16 or UTF-32 with one,
+    to be written back with the same mark and byte order (UTF-16BE stays big-endian)."""
+    encoding = next((marked for bom, marked in _BOMS if data.startswith(bom)), UTF8)
+    try:
+        return data[len(encoding.bom) :].decode(encoding.codec), encoding
+    except UnicodeDecodeError as exc:
+        raise BadDocument(
+            f"file: the {what} file is not UTF-8 or UTF-16 text ({exc.reason} at byte {exc.start + len(encoding.bom)})"
+        ) from exc
+
+
 # The legacy encodings a text file that is not UTF-8 is read in, when detection tells which, as
 # Python codecs with their labels: the WHATWG Encoding Standard's (those the web still reads), but
 # for the rare ones that only take letters from the common ones' languages (Mac Roman,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from translator.documents.model import Document, Unit
+from translator.documents.model import UTF8, Document, Unit
 from translator.documents.po_charset import _content_type, _declared_charset, _decode, _encoded, _names_utf8
 from translator.documents.po_plurals import _plural_of as _plural_of  # re-exported: tests evaluate it
 from translator.documents.po_plurals import _plurals
@@ -60,7 +60,7 @@ def _header_edits(header: _Entry, lines: list[str], value: str, width: int | Non
 def read_po(data: bytes, target_language: str = "") -> Document:
     declared = _declared_charset(data)
     charset = declared[0] if declared is not None else None
-    lines, raw, codec = _decode(data, charset)
+    lines, raw, encoding = _decode(data, charset)
     entries = _parse(lines)
     width = _width(lines, entries)
     header = _header(entries)
@@ -115,15 +115,15 @@ def read_po(data: bytes, target_language: str = "") -> Document:
                 else:
                     at = entry.previous if entry.previous >= 0 else entry.first
                     edits.append((at, at, [f"#, fuzzy{eol}"]))
-        written_in = codec
+        written_in = encoding
         if raw is not None:
             try:
-                return _encoded(lines, raw, edits, codec)
+                return _encoded(lines, raw, edits, encoding)
             except UnicodeEncodeError:
                 # A translation the file's charset cannot hold (msgconv would fail on it): the file
                 # in UTF-8, its header's charset saying so, every other character as it was.
-                written_in = "utf-8"
-                document.content_type = _content_type(written_in)
+                written_in = UTF8
+                document.content_type = _content_type(written_in.charset)
                 relabel = True
         else:
             # Read as UTF-8 where the header names another charset (a template's `CHARSET`, a name
@@ -135,7 +135,7 @@ def read_po(data: bytes, target_language: str = "") -> Document:
             edits.append((number, number + 1, [line[:column] + "UTF-8" + line[column + len(name) :]]))
         return _encoded(lines, None, edits, written_in)
 
-    document = Document(units, write, _content_type(charset if raw is not None else codec))
+    document = Document(units, write, _content_type(encoding.charset))
     return document
 
 

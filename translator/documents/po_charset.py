@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from translator.documents.model import BadDocument, decode_text
+from translator.documents.model import UTF8, BadDocument, TextEncoding, decode_text
 
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 _BYTE_LINES = re.compile(rb"[^\n]*\n|[^\n]+")
@@ -42,9 +42,9 @@ def _declared_charset(data: bytes) -> tuple[str, int, int] | None:
     return charset.group(1).decode("ascii"), data.count(b"\n", 0, line_start), charset.start(1) - line_start
 
 
-def _decode(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | None, str]:
+def _decode(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | None, TextEncoding]:
     """The file's lines, its lines' bytes where it is in a legacy charset (written back as they
-    were where not edited), and the codec to write it in."""
+    were where not edited), and the encoding to write it in (a byte-order mark and its byte order kept)."""
     codec = None
     if charset is not None and not data.startswith(_BOMS):
         try:
@@ -81,7 +81,7 @@ def _decode(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | 
                 f"({exc.reason} at byte {offset + exc.start})"
             ) from exc
         offset += len(line)
-    return lines, raw, codec
+    return lines, raw, TextEncoding(codec, charset or codec)
 
 
 def _names_utf8(charset: str | None) -> bool:
@@ -92,16 +92,16 @@ def _names_utf8(charset: str | None) -> bool:
 
 
 def _content_type(charset: str | None) -> str:
-    if charset in (None, "utf-8", "utf-8-sig"):
-        charset = "utf-8"
-    return f"text/x-gettext-translation; charset={charset}"
+    return f"text/x-gettext-translation; charset={charset or UTF8.charset}"
 
 
-def _encoded(lines: list[str], raw: list[bytes] | None, edits: list[tuple[int, int, list[str]]], codec: str) -> bytes:
-    """The lines with the edits made, in `codec`; the lines not edited as `raw` has them, where given."""
+def _encoded(
+    lines: list[str], raw: list[bytes] | None, edits: list[tuple[int, int, list[str]]], encoding: TextEncoding
+) -> bytes:
+    """The lines with the edits made, in `encoding`; the lines not edited as `raw` has them, where given."""
     out: list[str | bytes] = list(raw) if raw is not None else list(lines)
     for start, end, replacement in sorted(edits, key=lambda edit: (edit[0], edit[1]), reverse=True):
         out[start:end] = replacement
-    if raw is None:  # whole, so that a BOM (UTF-16's, UTF-8's) is written once
-        return "".join(out).encode(codec)  # type: ignore[arg-type]
-    return b"".join(piece if isinstance(piece, bytes) else piece.encode(codec) for piece in out)
+    if raw is None:  # whole, after its byte-order mark (UTF-16's, UTF-8's), if it had one
+        return encoding.bom + "".join(out).encode(encoding.codec)  # type: ignore[arg-type]
+    return b"".join(piece if isinstance(piece, bytes) else piece.encode(encoding.codec) for piece in out)
