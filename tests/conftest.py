@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,6 +95,17 @@ def nllb_server(nllb_fixture_model: Path, tmp_path_factory: pytest.TempPathFacto
     srv = start_server(home, tag, tmp_path_factory.mktemp("logs-nllb") / "server.log", timeout=START_TIMEOUT_S)
     yield srv
     srv.stop()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # Servers a test process started and could not stop (a pytest-xdist worker that crashed: its
+    # replacement starts here) hold memory and cores for every test after them; only processes
+    # marked by a test process that has died are stopped (harness/processes.py).
+    from harness.processes import reap_orphans
+
+    reaped = reap_orphans()
+    if reaped:
+        print(f"stopped {len(reaped)} processes that a dead test process had started: {reaped}", file=sys.stderr)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

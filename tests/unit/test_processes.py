@@ -7,10 +7,11 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 
 import psutil
 
-from harness.processes import marked, stop_tree
+from harness.processes import MARK_ENV, marked, stop_tree
 
 # A parent that starts a child in a session of its own (os.setsid, as circus does), prints the
 # child's pid, and then waits, or exits at once when told to (leaving the child an orphan).
@@ -56,3 +57,41 @@ def test_an_orphan_of_a_parent_that_exited_is_found_by_its_mark() -> None:
     assert not gone(child), "without the mark, nothing can find it"
     stop_tree(parent, env=env)
     assert gone(child)
+
+
+# A test process that starts a server with a mark of its own and dies without stopping it (an
+# aborted pytest-xdist worker): the server is an orphan whose mark names a maker that is gone.
+MAKER = """
+import subprocess, sys
+from harness.processes import marked
+server = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(600)"],
+    env=marked({}),
+    start_new_session=True,
+    stdout=subprocess.DEVNULL,  # not the pipes the test reads to their end
+    stderr=subprocess.DEVNULL,
+)
+print(server.pid, flush=True)
+"""
+
+
+def test_the_processes_a_dead_test_process_started_are_reaped_and_no_others() -> None:
+    from harness.processes import reap_orphans
+
+    maker = subprocess.run(
+        [sys.executable, "-c", MAKER], env={**os.environ, "PYTHONPATH": os.getcwd()}, capture_output=True, text=True
+    )
+    orphan = int(maker.stdout)
+    parent, env, child = start("wait")  # marked by this test process, which is alive
+    unknown = subprocess.Popen(  # a mark that names no maker (an older checkout's): never reaped
+        [sys.executable, "-c", "import time; time.sleep(600)"], env={**os.environ, MARK_ENV: uuid.uuid4().hex}
+    )
+    try:
+        assert not gone(orphan)
+        assert orphan in reap_orphans(grace_s=5)
+        assert gone(orphan) and not gone(child) and parent.poll() is None and unknown.poll() is None
+    finally:
+        stop_tree(parent, env=env)
+        unknown.kill()
+        if not gone(orphan):
+            psutil.Process(orphan).kill()
