@@ -326,3 +326,19 @@ def test_markup_cut_off_at_the_end_is_kept_as_markup():
     for tail in ("<b", "<!-- open", "</di"):
         answer, first, _ = translate(f"<p>Hello there.</p>{tail}", upper)
         assert answer == f"<p>HELLO THERE.</p>{tail}" and first == ["Hello there."]
+
+
+def test_an_element_whose_translation_is_the_whole_sentences_does_not_swallow_the_words_around_it():
+    # A model that answers text it does not know with one sentence it does (the fixture; a real
+    # model now and then) gives the element's words and the sentence the same translation: found
+    # around every word, the element would take the plain run's words and their formatting with it
+    # (python-docx's par-hlink-frags.docx: "Eight with <link>link to file</link>." all link;
+    # xlsx2csv's "Regular <b>Bold</b>" all bold). Translated in fragments, each run keeps words.
+    known = "Danach haben wir den Wein der Region probiert."
+    answers = {"Eight with link to file.": known, "link to file": known, "Eight with": "Acht mit"}
+    answer, first, second = translate('<p>Eight with <a href="f">link to file</a>.</p>', corpus(answers))
+    assert first == ["Eight with link to file."] and set(second) == {"link to file", "Eight with"}
+    assert answer == f'<p>Acht mit <a href="f">{known}</a>.</p>'
+    # Where the element's translation is a part of the sentence's, it is placed there, as before.
+    answer, _, _ = translate("Regular <b>Bold</b>", corpus({"Regular Bold": "Normal Fett", "Bold": "Fett"}))
+    assert answer == "Normal <b>Fett</b>"

@@ -208,6 +208,9 @@ def test_other_formats_keep_reading_unicode_only():
         decode_text(("\n".join(FRENCH)).encode("cp1252"), "JSON")
 
 
+PO_HEADER = 'msgid ""\nmsgstr ""\n'
+
+
 @pytest.mark.parametrize(
     ("bom", "codec"),
     [(codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF32_BE, "utf-32-be")],
@@ -216,7 +219,7 @@ def test_other_formats_keep_reading_unicode_only():
 @pytest.mark.parametrize(
     ("name", "text", "charset"),
     [
-        ("fr.po", 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-16\\n"\n\nmsgid "Hello"\nmsgstr ""\n', "utf"),
+        ("fr.po", f'{PO_HEADER}"Content-Type: text/plain; charset=UTF-16\\n"\n\nmsgid "Hello"\nmsgstr ""\n', "utf"),
         ("en.json", '{"greeting": "Hello"}\n', None),
         ("en.yaml", "greeting: Hello\n", None),
     ],

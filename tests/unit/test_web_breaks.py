@@ -1,6 +1,6 @@
 """A line break inside an HTML paragraph is white space, not a sentence end: a hard-wrapped sentence
 is translated whole, and its line break comes back into the translation (translator/text/units.py,
-placement.py's `place_breaks`). Plain text keeps its rule: each line ends a sentence."""
+breaks.py's `place_breaks`). Plain text keeps its rule: each line ends a sentence."""
 
 from __future__ import annotations
 

@@ -27,9 +27,10 @@ import html
 from collections.abc import Callable, Sequence
 
 from translator.contract.language_codes import base_language
+from translator.text.breaks import place_breaks
 from translator.text.glossary import Applied, Terms, apply_terms
 from translator.text.markup import TEXT, Token, html_tokens, text_tokens
-from translator.text.placement import fragments, locate, place_breaks, second_round_texts
+from translator.text.placement import fragments, locate, second_round_texts
 from translator.text.segment import UNSPACED_LANGUAGES
 from translator.text.units import record_units
 

@@ -8,7 +8,7 @@ record's raw text, so that everything between units comes back byte for byte.
 In HTML (and the document formats read as HTML: Markdown paragraphs, XML paragraphs) a line break
 inside a block is white space, as a browser renders it: a hard-wrapped paragraph's sentence goes
 on over the break, the model sees a space there, and the break is put back into the translation
-(translator/text/placement.py's `place_breaks`). Plain text keeps its rule: a line break ends a
+(translator/text/breaks.py's `place_breaks`). Plain text keeps its rule: a line break ends a
 sentence (translator/text/sentences.py).
 """
 
