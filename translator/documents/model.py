@@ -157,20 +157,31 @@ MIN_DETECTION_BYTES = 32
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x19\x1b-\x1f\x7f-\x9f]")
 
 
+def text_codec(label: str) -> str | None:
+    """The name of the Python codec a charset label names (a client's field, a PO header's charset,
+    an HTML <meta>), or None where none does or it is no text encoding (rot13, zlib: bytes-to-bytes
+    or str-to-str codecs that a lookup alone finds)."""
+    try:
+        codec = codecs.lookup(label).name
+        "".encode(codec)  # LookupError for a codec that is no text encoding
+    except LookupError:
+        return None
+    return codec
+
+
 def named_encoding(label: str) -> TextEncoding:
     """The encoding a client named for a text file (the `encoding` field of a document upload), by
     any label Python's codecs know ("latin-1", "Windows-1251", "Shift_JIS", "utf-16"): for a file
     whose encoding detection cannot tell (a few lines, or text that reads as two languages)."""
     name = label.strip()
-    try:
-        codec = codecs.lookup(name).name.replace("-", "_")
-        "".encode(codec)  # LookupError for a codec that is no text encoding (rot13, zlib)
-    except LookupError:
+    found = text_codec(name)
+    if found is None:
         raise InvalidRequest(
             f"encoding: {name[:40]!r} is not a text encoding (examples: windows-1252, iso-8859-2, koi8-r, "
             "shift_jis, utf-16le)",
             field="encoding",
-        ) from None
+        )
+    codec = found.replace("-", "_")
     # A byte-order mark decides UTF-16's and UTF-32's byte order (`decode_legacy_text`); without
     # one, little-endian, as Windows writes them. The codec written with writes no mark of its own.
     codec = {"utf_16": "utf_16_le", "utf_32": "utf_32_le", "utf_8_sig": "utf_8"}.get(codec, codec)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from translator.documents.model import UTF8, BadDocument, TextEncoding, decode_text
+from translator.documents.model import UTF8, BadDocument, TextEncoding, decode_text, text_codec
 
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 _BYTE_LINES = re.compile(rb"[^\n]*\n|[^\n]+")
@@ -47,11 +47,7 @@ def _decode(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | 
     were where not edited), and the encoding to write it in (a byte-order mark and its byte order kept)."""
     codec = None
     if charset is not None and not data.startswith(_BOMS):
-        try:
-            codec = codecs.lookup(charset).name
-            "".encode(codec)  # a text encoding, not one of Python's bytes-to-bytes codecs
-        except LookupError:
-            codec = None
+        codec = text_codec(charset)
     if codec is None or codec.startswith("utf"):
         # UTF-8, or UTF-16 with its BOM; also where the header names a charset Python does not know
         # (a template's `CHARSET`)

@@ -13,7 +13,7 @@ import codecs
 import re
 
 from translator.contract import limits
-from translator.documents.model import BadDocument, Document, TextEncoding, Unit, decode_legacy_text
+from translator.documents.model import BadDocument, Document, TextEncoding, Unit, decode_legacy_text, text_codec
 from translator.text.markup import BREAK, TEXT, html_tokens
 
 # Well under the per-record limit: a fragment is one record.
@@ -49,10 +49,7 @@ def decode_html(data: bytes, declared: TextEncoding | None = None) -> tuple[str,
     match = None if marked or declared else _META_CHARSET.search(data[:PRESCAN_BYTES])
     if match is not None:
         label = match.group(1).decode("ascii").lower()
-        try:
-            codec = codecs.lookup(label).name
-        except LookupError:
-            codec = ""  # a name no codec has: as if none were given
+        codec = text_codec(label) or ""  # a name no text codec has: as if none were given
         # The standard reads a <meta> naming UTF-16 as UTF-8: the bytes of a page it could be read in
         # are ASCII-compatible.
         if codec and not codec.startswith("utf-16") and codec != "utf-8":
