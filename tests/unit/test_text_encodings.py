@@ -75,23 +75,28 @@ def test_a_translation_the_legacy_encoding_cannot_hold_is_written_in_utf8_and_de
     assert document.content_type == "text/plain; charset=windows-1252"
 
 
-@pytest.mark.parametrize(
-    ("codec", "charset", "lines"),
-    [
-        ("cp1251", "windows-1251", ["Жили-были старик со старухой.", "У них не было детей, и они очень горевали."]),
-        ("koi8_r", "koi8-r", ["Жили-были старик со старухой.", "У них не было детей, и они очень горевали."]),
-        ("cp1253", "windows-1253", ["Μια φορά κι έναν καιρό ζούσε ένας βασιλιάς.", "Είχε τρεις κόρες."]),
-        ("shift_jis", "shift_jis", ["昔々、ある所におじいさんとおばあさんが住んでいました。", "山へ芝刈りに。"]),
-        ("gb18030", "gb18030", ["从前有座山，山里有座庙，庙里有个老和尚。", "老和尚在给小和尚讲故事。"]),
-        ("euc_kr", "euc-kr", ["안녕하세요, 오늘 어떻게 지내세요?", "모든 것이 잘 되기를 바랍니다."]),
-    ],
-)
-def test_legacy_encodings_of_other_scripts_are_told(codec, charset, lines):
+OTHER_SCRIPTS = [
+    ("cp1251", "windows-1251", ["Жили-были старик со старухой.", "У них не было детей, и они очень горевали."]),
+    ("koi8_r", "koi8-r", ["Жили-были старик со старухой.", "У них не было детей, и они очень горевали."]),
+    ("cp1253", "windows-1253", ["Μια φορά κι έναν καιρό ζούσε ένας βασιλιάς.", "Είχε τρεις κόρες."]),
+    ("shift_jis", "shift_jis", ["昔々、ある所におじいさんとおばあさんが住んでいました。", "山へ芝刈りに。"]),
+    ("gb18030", "gb18030", ["从前有座山，山里有座庙，庙里有个老和尚。", "老和尚在给小和尚讲故事。"]),
+    ("euc_kr", "euc-kr", ["안녕하세요, 오늘 어떻게 지내세요?", "모든 것이 잘 되기를 바랍니다."]),
+]
+
+
+def assert_read_and_written_back_in(codec: str, charset: str, lines: list[str]) -> None:
+    """Subtitles of `lines` in `codec`: read as those lines, labelled `charset`, written back byte for byte."""
     source = srt(lines).encode(codec)
     document = read_document("film.srt", source, "en")
     assert [unit.text for unit in document.units] == lines
     assert document.content_type == f"application/x-subrip; charset={charset}"
     assert document.write([unit.text for unit in document.units]) == source
+
+
+@pytest.mark.parametrize(("codec", "charset", "lines"), OTHER_SCRIPTS)
+def test_legacy_encodings_of_other_scripts_are_told(codec, charset, lines):
+    assert_read_and_written_back_in(codec, charset, lines)
 
 
 @pytest.mark.parametrize(
@@ -127,11 +132,7 @@ def test_legacy_encodings_of_other_scripts_are_told(codec, charset, lines):
     ],
 )
 def test_where_readings_tie_the_languages_usual_encoding_wins(codec, charset, lines):
-    source = srt(lines).encode(codec)
-    document = read_document("film.srt", source, "en")
-    assert [unit.text for unit in document.units] == lines
-    assert document.content_type == f"application/x-subrip; charset={charset}"
-    assert document.write([unit.text for unit in document.units]) == source
+    assert_read_and_written_back_in(codec, charset, lines)
 
 
 def test_utf16_without_a_byte_order_mark_is_told_by_its_nul_bytes():
