@@ -34,8 +34,9 @@ def start_engine(base: Path) -> subprocess.Popen:
     )
     engine = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE)
     record = base.with_name(f"{base.name}.{engine.pid}")
+    # The state the tests need: the engine's record readable and naming it (not merely a file).
     deadline = time.monotonic() + 60
-    while not record.exists():
+    while not (record.exists() and (owner := recorded(record)) is not None and owner.pid == engine.pid):
         assert time.monotonic() < deadline and engine.poll() is None, "the engine never recorded itself"
         time.sleep(0.05)
     return engine
@@ -54,6 +55,23 @@ def test_nothing_recorded_is_no_evidence_of_a_death(tmp_path: Path) -> None:
     assert EngineProcess(tmp_path / "engine").exited() is False
     (tmp_path / "engine.123").write_text("half a line")
     assert EngineProcess(tmp_path / "engine").exited() is False
+
+
+def test_an_engine_record_appears_only_once_it_is_written_whole(tmp_path: Path, monkeypatch) -> None:
+    # A reader that found the file before its record was written, then the engine killed, saw a
+    # record of no one and took the death for no evidence (#52, once in CI under two workers).
+    base = tmp_path / "engine"
+    seen_while_writing: list[list[str]] = []
+    write = Records.write
+
+    def watched(self: Records, index: int, owner: Owner, values) -> None:
+        seen_while_writing.append(sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("engine.")))
+        write(self, index, owner, values)
+
+    monkeypatch.setattr(Records, "write", watched)
+    path = announce_engine(base)
+    assert path is not None and seen_while_writing == [[]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name] and recorded(path) == Owner.current()
 
 
 def test_a_running_engine_has_not_exited(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from pathlib import Path
 
 from translator.shm.records import Owner, ProcessFiles, Records, process_file, server_file
@@ -56,9 +57,19 @@ def announce_engine(base: Path | None = None) -> Path | None:
     base = base or server_file("engine")
     owner = Owner.current()
     path = process_file(base, owner.pid)
+    # Written whole under a name the readers do not scan, then renamed into place: a reader finds
+    # the record complete or not at all. Made in place, the file stood empty for a moment; an
+    # engine killed in that moment left a record of no one, and its death read as no evidence
+    # (#52: a reader that saw the file, then the kill, waited on an engine that never announced).
+    partial = base.with_name(f".{path.name}.partial")
     try:
-        records = Records.create(path, _RECORD, mode=0o644)
+        records = Records.create(partial, _RECORD, mode=0o644)
+        records.write(0, owner, ())
+        records.close()
+        os.replace(partial, path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink()
         logger.warning(
             "could not record the engine's process in %s (%s): API workers will see its death only "
             "through their health checks",
@@ -66,8 +77,6 @@ def announce_engine(base: Path | None = None) -> Path | None:
             exc,
         )
         return None
-    records.write(0, owner, ())
-    records.close()
     files = ProcessFiles(base, _RECORD)
     for found, recorded in files.owners():
         if not recorded.alive():
