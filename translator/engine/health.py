@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 
 from translator.engine.admission import Refused
+from translator.engine.observer import RefusalReason
 
 logger = logging.getLogger(__name__)
 
@@ -25,17 +26,26 @@ UNHEALTHY_RETRY_S = 30
 SHUTTING_DOWN_RETRY_S = 5
 
 
-def unavailable(closed: bool, failure: str | None, counted: Callable[[str], None] | None = None) -> Refused | None:
+def unavailable(
+    closed: bool, failure: str | None, counted: Callable[[RefusalReason], None] | None = None
+) -> Refused | None:
     """The refusal for any work while the scheduler is closed or failed; None while it serves.
     `counted` is told its reason (new work refused: counted like the deadline's refusals, so that an
     engine refusing everything shows on the same counter)."""
-    refusal = None
     if closed:
-        refusal = Refused("shutting_down", "the engine is shutting down", SHUTTING_DOWN_RETRY_S)
+        reason, refusal = (
+            RefusalReason.SHUTTING_DOWN,
+            Refused(RefusalReason.SHUTTING_DOWN, "the engine is shutting down", SHUTTING_DOWN_RETRY_S),
+        )
     elif failure is not None:
-        refusal = Refused("unhealthy", f"the engine cannot translate now: {failure}", UNHEALTHY_RETRY_S)
-    if refusal is not None and counted is not None:
-        counted(refusal.reason)
+        reason, refusal = (
+            RefusalReason.UNHEALTHY,
+            Refused(RefusalReason.UNHEALTHY, f"the engine cannot translate now: {failure}", UNHEALTHY_RETRY_S),
+        )
+    else:
+        return None
+    if counted is not None:
+        counted(reason)
     return refusal
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bentoml
 
-from translator.engine.observer import DROP_REASONS, REFUSAL_REASONS
+from translator.engine.observer import DROP_REASONS, REFUSAL_REASONS, DropReason, RefusalReason
 
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
@@ -89,10 +89,10 @@ class PrometheusObserver:
 
     def __init__(self) -> None:
         # Every reason at 0 from the start: rate() and alerts see a series before the first event.
-        for reason in REFUSAL_REASONS:
-            REFUSED.labels(reason=reason)
-        for reason in DROP_REASONS:
-            DROPPED.labels(reason=reason)
+        for refusal in REFUSAL_REASONS:
+            REFUSED.labels(reason=refusal)
+        for drop in DROP_REASONS:
+            DROPPED.labels(reason=drop)
 
     def batch_done(self, pieces: int, padded_tokens: int, seconds: float) -> None:
         BATCH_PIECES.observe(pieces)
@@ -104,10 +104,10 @@ class PrometheusObserver:
         QUEUE_TOKENS.set(tokens)
         PREDICTED_WAIT.set(predicted_wait_s)
 
-    def refused(self, reason: str) -> None:
+    def refused(self, reason: RefusalReason) -> None:
         REFUSED.labels(reason=reason).inc()
 
-    def dropped(self, reason: str, pieces: int) -> None:
+    def dropped(self, reason: DropReason, pieces: int) -> None:
         DROPPED.labels(reason=reason).inc(pieces)
 
 

@@ -5,12 +5,28 @@ service.py gives it the Prometheus one (translator/engine/metrics.py).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Protocol
 
-# Every reason the scheduler gives `refused` (translator/engine/admission.py, health.py) and `dropped`
-# (scheduler.py): the Prometheus observer shows each at 0 from the start.
-REFUSAL_REASONS = ("deadline", "unhealthy", "shutting_down")
-DROP_REASONS = ("caller_gone", "expired", "unhealthy")
+
+# The reasons the scheduler gives `refused` (translator/engine/admission.py, health.py) and `dropped`
+# (scheduler.py), typed so that no other can be counted (mypy refuses a plain string): the
+# Prometheus observer shows each at 0 from the start, so a series never appears only with its
+# first event.
+class RefusalReason(StrEnum):
+    DEADLINE = "deadline"
+    UNHEALTHY = "unhealthy"
+    SHUTTING_DOWN = "shutting_down"
+
+
+class DropReason(StrEnum):
+    CALLER_GONE = "caller_gone"
+    EXPIRED = "expired"
+    UNHEALTHY = "unhealthy"
+
+
+REFUSAL_REASONS = tuple(RefusalReason)
+DROP_REASONS = tuple(DropReason)
 
 
 class Observer(Protocol):
@@ -20,9 +36,9 @@ class Observer(Protocol):
 
     def queue_changed(self, pieces: int, tokens: int, predicted_wait_s: float) -> None: ...
 
-    def refused(self, reason: str) -> None: ...
+    def refused(self, reason: RefusalReason) -> None: ...
 
-    def dropped(self, reason: str, pieces: int) -> None: ...
+    def dropped(self, reason: DropReason, pieces: int) -> None: ...
 
 
 class NullObserver:
@@ -32,8 +48,8 @@ class NullObserver:
     def queue_changed(self, pieces: int, tokens: int, predicted_wait_s: float) -> None:
         pass
 
-    def refused(self, reason: str) -> None:
+    def refused(self, reason: RefusalReason) -> None:
         pass
 
-    def dropped(self, reason: str, pieces: int) -> None:
+    def dropped(self, reason: DropReason, pieces: int) -> None:
         pass

@@ -34,7 +34,7 @@ from translator.engine.admission import Refused
 from translator.engine.batch_policy import Batch, Job, Limits, next_batch
 from translator.engine.cost_model import CostModel, PaddingRatio
 from translator.engine.linger import LingerSettings, linger_s, worth_waiting
-from translator.engine.observer import NullObserver, Observer
+from translator.engine.observer import DropReason, NullObserver, Observer, RefusalReason
 from translator.engine.piece_queue import PieceQueue
 from translator.engine.returns import Returns
 
@@ -183,7 +183,7 @@ class Scheduler:
         alone = self._running is None and self.queue.at_or_above(priority)[0] == 0
         late = self.cost.ready and finish > job.deadline
         if late and not alone:
-            self.observer.refused("deadline")
+            self.observer.refused(RefusalReason.DEADLINE)
             raise admission.refusal(now, finish, job.deadline, budget)
         self.queue.add(job)
         self._changed.set()
@@ -198,7 +198,7 @@ class Scheduler:
         try:
             return await asyncio.shield(job.future)
         except asyncio.CancelledError:
-            self._cancel(job, "caller_gone")
+            self._cancel(job, DropReason.CALLER_GONE)
             raise
         finally:
             self._waiting.discard(job)
@@ -286,10 +286,10 @@ class Scheduler:
     def _refuse_all(self, reason: str) -> None:
         """Refuse new work and answer every waiting caller now: nothing would answer them in time."""
         if self.queued_pieces:
-            self.observer.dropped("unhealthy", self.queued_pieces)
+            self.observer.dropped(DropReason.UNHEALTHY, self.queued_pieces)
         self._refuse_everyone()
 
-    def _unavailable(self, counted: Callable[[str], None] | None = None) -> Refused | None:
+    def _unavailable(self, counted: Callable[[RefusalReason], None] | None = None) -> Refused | None:
         return health.unavailable(self._closed, self.health.failure, counted)
 
     def _refuse_everyone(self) -> None:
@@ -361,10 +361,10 @@ class Scheduler:
 
     def _expire(self, job: Job, budget: float) -> None:
         if not job.future.done():
-            queued = self._cancel(job, "expired")
+            queued = self._cancel(job, DropReason.EXPIRED)
             job.future.set_exception(admission.expired(budget, job.outstanding, len(job.pieces), queued))
 
-    def _cancel(self, job: Job, reason: str) -> int:
+    def _cancel(self, job: Job, reason: DropReason) -> int:
         """Drop a request's pieces still queued; how many there were."""
         if job.cancelled or job.future.done():
             return 0
