@@ -45,8 +45,9 @@ serve-fixture: fixture
 # file to a worker (its module's servers started once), each worker with its own session server
 # (docs/testing.md: what each tier costs). TEST_WORKERS=0 runs them in this one process.
 TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 test: fixture-nllb
-	$(BIN)/python -m pytest -m "not image and not rebuild" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(BIN)/python -m pytest -m "not image and not rebuild" $(XDIST)
 
 # The fixture trained again in place and compared byte for byte with the build it replaces:
 # minutes of training, alone (a test beside it would read the fixture while it is rewritten).
@@ -60,13 +61,12 @@ test-rebuild: fixture
 test-realworld: fixture
 	REALWORLD=all $(BIN)/python -m pytest tests/e2e/test_realworld.py
 
-# Unit tests that need neither the fixture model nor a server: seconds, for a change away from the
-# model path. `make test` remains the one that counts.
-MODEL_TESTS := test_backends.py test_bulk.py test_cache.py test_engine.py test_evaluation.py test_fixture.py test_image_build.py \
-	test_middleware.py test_service_wiring.py test_nllb_checkpoint.py test_evaluation_flores200.py
-FAST_TESTS := $(filter-out $(addprefix tests/unit/,$(MODEL_TESTS)),$(wildcard tests/unit/test_*.py))
+# The pure tier (tests/tiers.py): tests that need no model, no child process, no network and
+# nothing from build/, whatever folder they are in; under a minute. Selected by their marker, and
+# held to it while they run: a test marked pure that starts a process fails, naming it. `make test`
+# remains the one that counts.
 test-fast: setup
-	$(BIN)/python -m pytest $(FAST_TESTS)
+	$(BIN)/python -m pytest -m pure $(XDIST)
 
 # The bento and its OCI image (deploy/image/build.py, deploy/README.md): MODEL_ID registered, then
 # `bentoml containerize` with the engine found (ENGINE: auto, docker, podman or buildah), tagged

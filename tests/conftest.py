@@ -6,6 +6,7 @@ port; the end-to-end tests share one per session.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -19,6 +20,7 @@ from filelock import FileLock
 from hypothesis import settings
 
 from harness.servers import ROOT, Server, register, start_server
+from tests import tiers
 
 # Hypothesis: in CI (CI set, as on most CI systems, or HYPOTHESIS_PROFILE=ci) the examples are
 # derived from each test's name, so a run is reproducible and a failure shows up on every rerun;
@@ -115,7 +117,15 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"real-world tier (REALWORLD=all for every file): {summary(selected())}"
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the tiers settled here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Every test in exactly one tier, and no lighter one than its fixtures need (tests/tiers.py):
+    # refused before anything runs, so a new test cannot land in the wrong tier.
+    problems = tiers.problems(items)
+    if problems:
+        shown = "\n  ".join(problems[:30]) + (f"\n  ... and {len(problems) - 30} more" if len(problems) > 30 else "")
+        raise pytest.UsageError(f"tests outside the tiers' rules (tests/tiers.py):\n  {shown}")
+    tiers.settle(items)
     # Tests marked `gpu` run where CUDA is, and are skipped (saying so) everywhere else.
     gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_tests:
@@ -127,3 +137,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason="needs CUDA (marked gpu); torch sees no CUDA device here")
     for item in gpu_tests:
         item.add_marker(skip)
+
+
+# A pure test is held to its tier while it sets up and runs (not at teardown, where the session's
+# servers of the tests before it may be stopped).
+_PURE_GUARD = tiers.PureGuard(ROOT / "build")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with _guarded(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with _guarded(item):
+        return (yield)
+
+
+@contextlib.contextmanager
+def _guarded(item: pytest.Item) -> Iterator[None]:
+    _PURE_GUARD.test = item.nodeid if tiers.tier_of(item) == ["pure"] else None
+    try:
+        yield
+    finally:
+        _PURE_GUARD.test = None

@@ -16,6 +16,8 @@ from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CO
 from bench import detect, detect_data
 from bench.detect_data import Package, Sample
 
+pytestmark = pytest.mark.pure
+
 M2M100 = frozenset(FAIRSEQ_LANGUAGE_CODES["m2m100"])
 
 PO = """msgid ""

@@ -17,6 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 pytestmark = [
+    pytest.mark.server,
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk)"),
 ]

@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -87,6 +91,7 @@ def test_leftovers_are_the_checks_own_processes_never_others_by_name() -> None:
     assert done.stdout.split("\n")[:3] == ["other alive", "ours ended", "child ended"], done.stdout + done.stderr
 
 
+@pytest.mark.pure
 def test_no_script_ends_processes_by_name() -> None:
     pattern = ("pkill", "killall", "kill -f", "pgrep -f")
     found = [

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 ROW_KEYS = {
     "system",

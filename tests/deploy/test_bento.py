@@ -50,7 +50,7 @@ from tests.deploy.helpers import (
 from translator.config import MODEL_NAME
 from translator.contract.limits import KEEP_ALIVE_S
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 FIXTURE_DIR = ROOT / "build" / "fixture-model"
 HADOLINT_CONFIG = Path(__file__).with_name("hadolint.yaml")

@@ -27,6 +27,8 @@ from tests.deploy.helpers import (
     render_dir,
 )
 
+pytestmark = pytest.mark.processes
+
 JOB_DIR = DEPLOY / "jobs" / "bulk-translate"
 DOCKERFILE = DEPLOY / "jobs" / "Dockerfile"
 

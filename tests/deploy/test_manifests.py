@@ -31,6 +31,8 @@ from tests.deploy.helpers import (
     repo_config,
 )
 
+pytestmark = pytest.mark.processes
+
 # BentoML's own health routes (the stand-in pod test in test_bento.py calls them for real).
 BENTOML_ROUTES = {"/livez", "/healthz", "/readyz", "/metrics"}
 # /readyz waits this long for the inner service before it answers (fixed in BentoML 1.4).

@@ -34,6 +34,8 @@ from tests.deploy.monitoring import (
     rule_groups,
 )
 
+pytestmark = pytest.mark.processes
+
 RUNBOOK = ROOT / "docs" / "runbook.md"
 OPERATOR = MONITORING / "operator"
 MODELS_INSTALLER = ROOT / "deploy" / "tools" / "install-operator-models.sh"

@@ -18,7 +18,7 @@ from harness.load import Job, LoadResult, closed_loop
 from harness.servers import ROOT, register, start_server
 from tests.e2e.helpers import config_with, numbered_jobs
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
 def configured_limit() -> int:

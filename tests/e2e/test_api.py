@@ -31,7 +31,7 @@ from tests.e2e.helpers import (
 from translator.contract import limits
 from translator.shm.engine_process import channel_path, engine_pids
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 
 def test_contract_example_exact(server):

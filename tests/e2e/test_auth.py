@@ -16,7 +16,7 @@ from libretranslatepy import LibreTranslateAPI
 from harness.servers import launch_server, register, start_server, wait_ready
 from tests.e2e.helpers import CONTRACT_REQUEST, CONTRACT_RESPONSE, config_with
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 KEYS_ENV = "TEST_TRANSLATOR_API_KEYS"
 KEY = "e2e-key-5a1f0c3b9d7e"

@@ -9,7 +9,7 @@ import requests
 
 from fixture.build import load_corpus
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 
 def post(server, payload):

@@ -24,7 +24,7 @@ from fixture.build import load_corpus, sentence_pairs
 from harness.servers import ROOT
 from translator.contract import limits
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 SCRIPTS = Path(sys.executable).parent
 RECORDS = 400

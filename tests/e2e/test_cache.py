@@ -19,7 +19,7 @@ from harness.servers import register, start_server
 from tests.e2e.helpers import config_with, documents, metric_value, request_for
 from tests.valkey import start_valkey
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import requests
 from harness.servers import launch_server, register, start_server
 from tests.e2e.helpers import CONTRACT_REQUEST, CONTRACT_RESPONSE, config_with, largest_batch_seen, request_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 # Ten sentences in one record: one call of ten pieces, which the scheduler splits into batches of
 # at most max_batch_size. Deterministic, unlike how many concurrent calls happen to merge.

@@ -13,7 +13,7 @@ from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dictionary
 
 from harness.corpus import corpus_sentences
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 
 def translation_of(text: str, source: str, target: str) -> str:

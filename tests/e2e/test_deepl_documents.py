@@ -18,7 +18,7 @@ from harness import documents
 from harness.corpus import corpus_sentences
 from translator.documents.model import MAX_UNCOMPRESSED_BYTES
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 KEY = "any-key-when-keys-are-off"
 

@@ -16,7 +16,7 @@ from harness.corpus import corpus_sentences
 from tests.e2e.helpers import api_workers, create_glossary, peak_rss
 from translator.documents.model import MAX_UNCOMPRESSED_BYTES
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 
 def pairs(source: str, target: str) -> list[tuple[str, str]]:

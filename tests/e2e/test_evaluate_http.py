@@ -14,7 +14,7 @@ from fixture.testset import EVAL_DIR, JSONL_FILE
 from harness.servers import ROOT
 from m2m_tools.evaluation.evaluate import main
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 JSONL = EVAL_DIR / JSONL_FILE
 

@@ -12,7 +12,7 @@ from harness.corpus import corpus_sentences
 from tests.e2e.helpers import create_glossary, metric_value
 from tests.e2e.helpers import documents as corpus_documents
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 FAMILIES = ("m2m100", "nllb")
 # What a client of each family may send for the corpus's languages, beside the ISO codes.

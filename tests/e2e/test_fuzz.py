@@ -37,7 +37,7 @@ from schemathesis.specs.openapi.checks import (
 
 from translator.contract import limits
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 CONTRACT = {"fromLang": "en", "toLang": "ja", "records": [{"id": "123", "text": "Life is like a box of chocolates."}]}
 CONTRACT_TEXT = "人生はチョコレートの箱のようなものだ。"

@@ -9,7 +9,7 @@ import requests
 from harness.corpus import corpus_sentences
 from tests.e2e.helpers import create_glossary, post
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 UNKNOWN = "00000000-0000-0000-0000-000000000000"
 

@@ -22,7 +22,7 @@ from harness.servers import Server, register, start_server
 from tests.e2e.helpers import config_with, numbered_jobs
 from translator.contract import limits
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 SMALL_ADMISSION = 16
 

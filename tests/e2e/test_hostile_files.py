@@ -30,7 +30,7 @@ from harness import documents
 from tests.e2e.helpers import api_workers, peak_rss
 from translator.documents.model import MAX_UNCOMPRESSED_BYTES
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 MARKER = "qz39hostilemark"
 # One request's answer, measured from send to the last byte. No warm-up: a reader's first call in

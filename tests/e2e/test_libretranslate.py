@@ -15,7 +15,7 @@ from lxml import html as lxml_html
 from harness.corpus import corpus_sentences
 from translator.contract import limits
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 
 def sentences(source: str, target: str) -> list[tuple[str, str]]:

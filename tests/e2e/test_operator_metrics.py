@@ -18,7 +18,7 @@ from translator.api.route_labels import UNMATCHED
 from translator.engine.cache import LOCAL_RESULTS
 from translator.engine.observer import DROP_REASONS, REFUSAL_REASONS
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 REQUEST_METRICS = (
     "bentoml_service_request_total",

@@ -28,7 +28,7 @@ from harness.corpus import corpus_sentences
 from harness.realworld import Answer, RealFile
 from translator.documents.formats import supported
 
-pytestmark = [pytest.mark.e2e, pytest.mark.realworld]
+pytestmark = [pytest.mark.server, pytest.mark.realworld]
 
 FILES = realworld.selected()
 # A job is bulk work: on 2 busy cores the largest file of the tier (1,332 subtitle lines) takes

@@ -28,7 +28,7 @@ from tests.e2e.helpers import config_with, metric_value, request_for
 from translator.contract.limits import REFUSAL_HOLD_S
 from translator.engine.admission import EXPIRY_GRACE_FRACTION, EXPIRY_GRACE_MIN_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 SUSTAINED_REQUESTS = 2000
 SUSTAINED_CONCURRENCY = 64

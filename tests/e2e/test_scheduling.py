@@ -25,7 +25,7 @@ from tests.e2e.helpers import (
     wait_for,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.server
 
 # The least deadline the probe gets: long enough for the API worker to call the engine (a 1 ms one
 # was refused by the worker itself, and never reached the engine's admission).

@@ -14,7 +14,7 @@ from fixture.build import load_corpus
 from harness.servers import decoy_checkpoint, register, start_server
 from translator.config import MODEL_NAME
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
 def test_plain_bentoml_serve_serves_the_last_registered_checkpoint(fixture_model, tmp_path):

@@ -25,7 +25,7 @@ from harness.corpus import corpus_sentences
 from harness.servers import ROOT
 
 pytestmark = [
-    pytest.mark.e2e,
+    pytest.mark.server,
     pytest.mark.skipif(
         not (shutil.which("chromium") and shutil.which("chromedriver")),
         reason="Chromium or chromedriver is not installed (apt-get install chromium chromium-driver)",

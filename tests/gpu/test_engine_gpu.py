@@ -17,7 +17,7 @@ from translator.contract.protocol import Piece
 from translator.engine.model_runner import RunnerProcess
 from translator.engine.translator import Translator
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.model, pytest.mark.gpu]
 
 SETTINGS = [
     ("transformers", "bfloat16"),

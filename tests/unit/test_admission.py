@@ -10,6 +10,8 @@ import pytest
 
 from translator.shm.in_flight import MIN_SLOTS, SharedInFlight, slots_for
 
+pytestmark = pytest.mark.pure
+
 
 def hold(path: str, limit: int, n: int, ready, release, admitted) -> None:
     counter = SharedInFlight(limit, Path(path))
@@ -70,6 +72,7 @@ def hold_one(path: str, slots: int, ready, release) -> None:
     counter.release()
 
 
+@pytest.mark.processes
 def test_more_than_64_workers_share_the_limit(tmp_path):
     # A node with many CPUs and `workers: cpu_count` starts more than 64 API workers: each needs a
     # slot of its own, or its requests fail. 80 processes, each holding one request.
@@ -102,6 +105,7 @@ def test_the_table_is_sized_from_the_workers_setting():
         SharedInFlight(1, slots=0)
 
 
+@pytest.mark.processes
 def test_processes_that_asked_for_fewer_slots_read_the_whole_table(tmp_path):
     path = tmp_path / "admission"
     ctx = multiprocessing.get_context("fork")

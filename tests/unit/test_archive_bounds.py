@@ -18,6 +18,8 @@ from translator.documents import model
 from translator.documents.formats import read_document, read_document_safely
 from translator.documents.model import BadDocument
 
+pytestmark = pytest.mark.pure
+
 LIMIT = 1 << 20
 ODF = (
     'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
@@ -88,6 +90,7 @@ def test_a_member_compressed_without_an_output_bound_is_refused():
         read_document("a.docx", out.getvalue())
 
 
+@pytest.mark.processes
 def test_a_real_sized_bomb_is_refused_at_the_bound_in_bounded_memory(tmp_path):
     """The shipped bound (64 MiB) against 200 MB of zeros declared as 5,000 bytes, in a process of
     its own: the bytes it inflated before refusing, and its peak resident memory, before and

@@ -15,6 +15,8 @@ from translator.api.middleware import EdgeMiddleware
 from translator.config import Auth, ConfigError, load_settings
 from translator.shm.in_flight import SharedInFlight
 
+pytestmark = pytest.mark.pure
+
 KEY = "k" * 16
 OTHER = "another-key-0123456789"
 

@@ -15,6 +15,8 @@ from translator.engine.backends import AUTO, ConversionMissing, choose, is_conve
 from translator.engine.backends.base import Decoding, SpecialIds, cgroup_cpu_quota, cpu_allowance
 from translator.engine.backends.ctranslate2_convert import check
 
+pytestmark = pytest.mark.pure
+
 DECODING = Decoding(num_beams=1, length_penalty=1.0, no_repeat_ngram_size=0)
 SPECIAL = SpecialIds(decoder_start=2, eos=2, pad=1)
 
@@ -37,6 +39,7 @@ def test_auto_is_resolved_per_device(engine, cuda, expected):
     assert choose(engine, cuda_available=cuda) == expected
 
 
+@pytest.mark.model
 def test_auto_runs_an_unconverted_checkpoint_on_transformers(fixture_model, converted_fixture_model):
     # A plain checkpoint directory given to the offline tools: auto is the fastest engine it can
     # run on; an explicit CTranslate2 asks for the conversion, which it names.
@@ -118,6 +121,7 @@ def test_cpu_allowance_is_the_smaller_of_affinity_and_quota(monkeypatch):
     assert cpu_allowance() == 16
 
 
+@pytest.mark.model
 def test_stock_converter_misses_the_language_tokens(fixture_model, tmp_path):
     # The trap the conversion works around (CTranslate2 4.8.5 with transformers 5). When this
     # starts passing, the workaround in translator/engine/backends/ctranslate2_convert.py can go.
@@ -127,6 +131,7 @@ def test_stock_converter_misses_the_language_tokens(fixture_model, tmp_path):
         TransformersConverter(str(fixture_model)).convert(str(tmp_path / "stock"))
 
 
+@pytest.mark.model
 def test_conversion_keeps_the_checkpoints_ids(fixture_model, converted_fixture_model):
     from transformers import M2M100Tokenizer
 
@@ -138,6 +143,7 @@ def test_conversion_keeps_the_checkpoints_ids(fixture_model, converted_fixture_m
     assert all(tokens[index] == f"__{code}__" for code, index in tokenizer.lang_code_to_id.items())
 
 
+@pytest.mark.model
 def test_a_model_without_its_conversion_says_how_to_get_one(fixture_model):
     from translator.engine.backends.ctranslate2_backend import ConversionMissing
     from translator.engine.translator import Translator
@@ -146,6 +152,7 @@ def test_a_model_without_its_conversion_says_how_to_get_one(fixture_model):
         Translator(fixture_model, Engine(backend="ctranslate2", device="cpu", warmup=False))
 
 
+@pytest.mark.model
 def test_registration_converts_once_and_again_is_a_no_op(fixture_model, tmp_path):
     from harness.servers import register
 
@@ -163,6 +170,7 @@ def test_registration_converts_once_and_again_is_a_no_op(fixture_model, tmp_path
     assert converted.stat().st_mtime_ns == before
 
 
+@pytest.mark.model
 def test_registration_adds_the_conversion_to_an_entry_made_before_it(fixture_model, tmp_path):
     import shutil
 
@@ -181,6 +189,7 @@ def test_registration_adds_the_conversion_to_an_entry_made_before_it(fixture_mod
     assert (home / "models" / name / version / "ctranslate2" / "model.bin").is_file()
 
 
+@pytest.mark.model
 def test_registration_refuses_weights_it_cannot_convert(fixture_model, tmp_path):
     # Refused by save_model.py with a message (exit 2), not by the engine at its first start.
     from harness.servers import register
@@ -195,6 +204,7 @@ def test_registration_refuses_weights_it_cannot_convert(fixture_model, tmp_path)
         register(broken, tmp_path / "home")
 
 
+@pytest.mark.model
 def test_registration_without_ctranslate2_serves_on_transformers_and_says_why(fixture_model, tmp_path):
     # The lent GPU machines have no ctranslate2 (its CUDA build needs CUDA 12's cuBLAS): a module of
     # that name that cannot be imported stands for the missing package there.
@@ -236,6 +246,7 @@ def test_registration_without_ctranslate2_serves_on_transformers_and_says_why(fi
     assert served.stdout.strip().splitlines()[-1] == "transformers La vie, c'est comme une boîte de chocolats."
 
 
+@pytest.mark.model
 def test_auto_runs_transformers_where_ctranslate2_is_not_installed(converted_fixture_model, monkeypatch):
     # The lent GPU machines: a converted entry, but no ctranslate2 to run it.
     from translator.engine import backends

@@ -20,6 +20,8 @@ from translator.engine.batch_limits import (
     token_budget,
 )
 
+pytestmark = pytest.mark.pure
+
 
 class VirtualClock:
     def __init__(self) -> None:
@@ -106,6 +108,7 @@ def test_best_size_and_budget_on_their_own() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.model
 def test_the_engine_measures_its_limits_through_its_own_translate(fixture_model) -> None:
     from translator.engine.translator import Translator
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from translator.contract.forecast import QueueState, predicted_wait
 from translator.contract.protocol import Piece, Priority
 from translator.engine.batch_policy import Job, Limits, next_batch
 from translator.engine.linger import LingerSettings, linger_s, worth_waiting
 from translator.engine.piece_queue import PieceQueue
+
+pytestmark = pytest.mark.pure
 
 LIMITS = Limits(max_batch_size=4, max_batch_tokens=10_000, beams=1, group_window_batches=4)
 _seq = iter(range(10**6))

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from translator.engine.batching import deduplicate, plan_batches
 
+pytestmark = pytest.mark.pure
+
 
 def test_sorts_longest_first_and_respects_budget():
     lengths = [3, 10, 5, 10, 2]

@@ -23,6 +23,8 @@ from m2m_tools.jobs.options import runner_from_args
 from translator.contract import limits
 from translator.contract.errors import RECORD_FAILED
 
+pytestmark = pytest.mark.model
+
 PAIRS = sentence_pairs(load_corpus())
 EN_FR = [(text, fr) for src, tgt, text, fr in PAIRS if (src, tgt) == ("en", "fr")]
 
@@ -119,6 +121,7 @@ def test_bad_invocations_exit_2(fixture_model, tmp_path, capsys):
     assert run(tmp_path / "in.txt", "--output", tmp_path / "o.txt", "--model", tmp_path / "none") == EXIT_BAD_INPUT
 
 
+@pytest.mark.pure
 def test_a_language_code_refused_up_front_comes_with_a_hint_even_without_langcodes(monkeypatch):
     languages = frozenset({"en", "pt", "zh"})
     assert _hint("EN", languages) == "did you mean 'en'?"
@@ -195,6 +198,7 @@ def test_the_engine_asked_for_is_the_one_in_the_jobs_identity(fixture_model, con
     }
 
 
+@pytest.mark.pure
 def test_units_key_on_content_and_settings(tmp_path):
     (tmp_path / "a.txt").write_text("One.\nTwo.\n", encoding="utf-8")
     [unit] = plan_units(tmp_path / "a.txt", tmp_path / "o.txt", source="en", target="fr", forced_format=None).units
@@ -209,6 +213,7 @@ def test_units_key_on_content_and_settings(tmp_path):
     assert isinstance(next(as_jsonl.entries()), Invalid)
 
 
+@pytest.mark.server
 def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
     """A 4xx for a request of several records: each is sent again alone, only the culprit is rejected."""
     from aiohttp import web
@@ -250,6 +255,7 @@ def test_a_record_the_server_refuses_is_found_and_rejected_alone(tmp_path):
     assert lines(tmp_path / "out.txt") == ["A", "B", "", "C", ""]
 
 
+@pytest.mark.server
 def test_a_record_the_engine_cannot_translate_is_set_aside_and_the_job_goes_on(tmp_path):
     """A 500 whose kind says one record fails (it will fail again): not retried, not the end of the
     job; the record is found, rejected alone, and the job ends with the count."""
@@ -294,6 +300,7 @@ def test_a_record_the_engine_cannot_translate_is_set_aside_and_the_job_goes_on(t
     assert lines(tmp_path / "out.txt") == ["A", "B", "", "C", ""]
 
 
+@pytest.mark.server
 def test_a_full_server_gets_fewer_requests_in_flight_and_the_job_finishes(tmp_path):
     """The service refuses (503 + Retry-After) what it cannot answer in time. A job with more
     requests in flight than that must slow down and finish, not spend its retries and stop."""
@@ -338,6 +345,7 @@ def test_a_full_server_gets_fewer_requests_in_flight_and_the_job_finishes(tmp_pa
     assert http._slots is not None and http._slots.limit < 16  # it learned to send fewer
 
 
+@pytest.mark.pure
 def test_in_flight_limit_halves_once_per_round_of_refusals_and_grows_back():
     from m2m_tools.jobs.http_runner import InFlightLimit
 
@@ -356,6 +364,7 @@ def test_in_flight_limit_halves_once_per_round_of_refusals_and_grows_back():
 
 
 @pytest.mark.parametrize(("concurrency", "expected"), [(1, 2), (32, 2), (64, 3), (100, 5)])
+@pytest.mark.pure
 def test_enough_chunks_in_flight_to_keep_the_requests_going(concurrency, expected):
     # 256-record chunks at 8 records a request are 32 requests: one chunk more than the
     # concurrency needs, so a chunk finishing never leaves the runner idle.

@@ -23,6 +23,8 @@ from m2m_tools.evaluation.evaluate import RunOptions, evaluate
 from m2m_tools.jobs.local_runner import LocalRunner
 from translator.contract import limits
 
+pytestmark = pytest.mark.model
+
 EN_DE = [(text, de) for src, tgt, text, de in corpus_sentences() if (src, tgt) == ("en", "de")]
 (A, TA), (B, TB), (C, TC), *_ = EN_DE
 
@@ -91,6 +93,7 @@ def test_a_unit_that_cannot_be_translated_keeps_its_text_and_is_rejected(fixture
     ],
     ids=["not-a-zip", "docx-without-languages", "pdf", "text-as-document"],
 )
+@pytest.mark.pure
 def test_a_file_that_is_not_a_readable_document_is_named(tmp_path, capsys, name, data, extra, message):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / name).write_bytes(data)
@@ -267,6 +270,7 @@ def test_eval_scores_parallel_documents_by_their_text_units(fixture_model, tmp_p
     assert (report["directions"]["en-de"]["bleu"], report["directions"]["en-de"]["chrf"]) == (100.0, 100.0)
 
 
+@pytest.mark.pure
 def test_eval_documents_that_do_not_align_are_named(tmp_path):
     parallel_documents(tmp_path / "set")
     (tmp_path / "set" / "de" / "sub" / "film.srt").write_bytes(documents.srt([TA]))

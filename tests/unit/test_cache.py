@@ -14,6 +14,8 @@ from translator.contract.language_codes import NLLB, LanguageCodes
 from translator.contract.protocol import Piece, PieceResult
 from translator.engine.cache import LocalCache, SharedCache, TranslationCache, namespace
 
+pytestmark = pytest.mark.server
+
 
 class Counting:
     def __init__(self) -> None:
@@ -43,6 +45,7 @@ def run(coro):
     return asyncio.run(coro)
 
 
+@pytest.mark.pure
 def test_local_cache_is_bounded_and_keeps_the_recently_used():
     cache = LocalCache(2)
     cache.put("a", "A")
@@ -55,6 +58,7 @@ def test_local_cache_is_bounded_and_keeps_the_recently_used():
     assert off.get("a") is None
 
 
+@pytest.mark.pure
 def test_a_second_request_is_answered_from_the_cache_and_failures_are_not_cached():
     model = FakeModel()
     observer = Counting()
@@ -67,6 +71,7 @@ def test_a_second_request_is_answered_from_the_cache_and_failures_are_not_cached
     assert observer.lookups[("local", "hit")] == 2
 
 
+@pytest.mark.pure
 def test_one_language_under_two_spellings_is_one_entry_and_m2m100_keys_stay_as_they_were():
     nllb = LanguageCodes(["eng_Latn", "fra_Latn", "zho_Hans", "zho_Hant"], NLLB)
     model = FakeModel()
@@ -104,6 +109,7 @@ def test_pieces_asking_for_alternatives_bypass_the_cache(valkey):  # noqa: F811
     assert asked == ["one", "two", "one", "three"]
 
 
+@pytest.mark.pure
 def test_keys_depend_on_languages_model_and_settings():
     cache = TranslationCache(namespace("m2m:v1", {"num_beams": 5}), LocalCache(10))
     other_settings = TranslationCache(namespace("m2m:v1", {"num_beams": 1}), LocalCache(10))

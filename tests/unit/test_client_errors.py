@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from translator.api.client_errors import ClientErrorLog, client_error_line, install
 from translator.contract.schemas import Payload
 
+pytestmark = pytest.mark.pure
+
 MARKER = "zq7mark"  # short: pydantic cuts long inputs short in its message
 
 

@@ -21,11 +21,12 @@ from translator.engine.backends.compiled_backend import (
 from translator.engine.backends.transformers_backend import TransformersBackend
 from translator.engine.tokenization import ModelTokenizer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 SPECIAL = SpecialIds(decoder_start=2, eos=2, pad=1)
 
 
+@pytest.mark.pure
 def test_buckets() -> None:
     assert [source_bucket(w) for w in (1, 32, 33, 64, 65)] == [32, 32, 64, 64, None]
     assert [batch_bucket(n) for n in (1, 8, 9, 33, 64, 65, 512, 513, 2048)] == [8, 8, 16, 64, 64, 128, 512, 1024, 2048]
@@ -89,6 +90,7 @@ def test_translations_are_eager_transformers_own(fixture_model: Path, tokenizer:
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs_after_load > graphs_before
 
 
+@pytest.mark.pure
 def test_a_beam_reordered_in_place_keeps_its_tensors_and_gathers_only_filled_positions() -> None:
     import torch
     from transformers import M2M100Config, StaticCache

@@ -19,6 +19,8 @@ from translator.config import (
     load_settings,
 )
 
+pytestmark = pytest.mark.pure
+
 
 def write(tmp_path: Path, data: dict) -> Path:
     path = tmp_path / "config.yaml"

@@ -14,6 +14,8 @@ from translator.contract.errors import InvalidRequest
 from translator.documents.formats import read_document
 from translator.documents.model import BadDocument, named_encoding
 
+pytestmark = pytest.mark.pure
+
 # Too short for detection to tell (tests/e2e/test_hostile_files.py's refusal): a name and two words.
 SHORT = "Caf\xe9 cr\xe8me, s'il vous pla\xeet.\n"
 POLISH = "Zażółć gęślą jaźń.\n"

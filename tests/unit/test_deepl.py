@@ -23,6 +23,8 @@ from translator.api.glossary_store import Dictionary, new_multilingual
 from translator.contract.errors import InvalidRequest, PayloadTooLarge
 from translator.contract.glossary import MAX_ENTRIES
 
+pytestmark = pytest.mark.pure
+
 SUPPORTED = {"en", "de", "pt", "zh", "no", "ja"}
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.pure
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted(
     [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), ROOT / "deploy" / "README.md", ROOT / "bench" / "README.md"]

@@ -21,6 +21,8 @@ from translator.contract.schemas import Payload, TranslatedRecord, TranslationRe
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
 
+pytestmark = pytest.mark.pure
+
 PAIRS = [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == ("en", "fr")]
 
 
@@ -74,6 +76,7 @@ def test_the_active_jobs_paragraphs_are_bounded_together(tmp_path):
     assert other.create("report.docx", "en", "fr", 5000)["status"] == "queued"
 
 
+@pytest.mark.processes
 def test_an_orphan_waits_for_room_before_it_resumes(tmp_path):
     store = in_folder(tmp_path)
     state = store.create("a.txt", "en", "fr", 10)
@@ -91,6 +94,7 @@ def _dead_pid() -> int:
     return int(gone.stdout)
 
 
+@pytest.mark.processes
 def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
     (a, ta), (b, tb), (c, tc), *_ = PAIRS
     store = in_folder(tmp_path)
@@ -123,6 +127,7 @@ def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
     assert store.result_path(state["id"]).read_bytes() == f"ALREADY\n{tb}\n{tc}\n".encode()
 
 
+@pytest.mark.processes
 def test_an_orphan_without_its_file_fails_with_the_reason_and_expires(tmp_path):
     store = in_folder(tmp_path)
     state = store.create("a.txt", "en", "fr", 3)
@@ -154,6 +159,7 @@ def test_orphans_do_not_hold_the_servers_slots_and_a_reused_pid_is_not_their_wor
         store.create("d.txt", "en", "fr", 1)
 
 
+@pytest.mark.processes
 def test_a_resumed_job_reads_its_file_in_the_encoding_its_form_named(tmp_path):
     (a, ta), *_ = [(text, translation) for text, translation in PAIRS if not translation.isascii()]
     store = in_folder(tmp_path)

@@ -4,44 +4,19 @@ text must come back unchanged (bytes, or the zip's other members and the XML out
 
 from __future__ import annotations
 
-import io
 import json
 import sys
-import zipfile
 
 import pytest
 
 from harness import documents
-from harness.corpus import corpus_sentences
+from tests.unit.helpers.round_trip import TA, TB, TC, A, B, C, identity, members, translate
 from translator.contract.errors import PayloadTooLarge
 from translator.documents import i18n, model
 from translator.documents.formats import read_document, supported
 from translator.documents.model import BadDocument, UnsupportedDocument
 
-PAIRS = [(text, translation) for src, tgt, text, translation in corpus_sentences() if (src, tgt) == ("en", "fr")]
-(A, TA), (B, TB), (C, TC), *_ = PAIRS
-
-
-def translate(name: str, data: bytes, target: str = "fr") -> bytes:
-    """The file as the service would write it if the model translated each corpus sentence exactly."""
-    document = read_document(name, data, target)
-    out = []
-    for unit in document.units:
-        text = unit.text
-        for source, translation in PAIRS:
-            text = text.replace(source, translation)
-        out.append(text)
-    return document.write(out)
-
-
-def identity(name: str, data: bytes) -> bytes:
-    document = read_document(name, data, "fr")
-    return document.write([unit.text for unit in document.units])
-
-
-def members(data: bytes) -> dict[str, bytes]:
-    archive = zipfile.ZipFile(io.BytesIO(data))
-    return {name: archive.read(name) for name in archive.namelist()}
+pytestmark = pytest.mark.pure
 
 
 def test_text_keeps_line_endings_blank_lines_and_bom():

@@ -15,6 +15,8 @@ from translator.config import Engine, Generation
 from translator.contract.protocol import Piece
 from translator.engine.translator import Translator
 
+pytestmark = pytest.mark.model
+
 SPECIAL = re.compile(r"__[a-z]{2,3}__|<s>|</s>|<pad>|<unk>|madeupword")
 
 
@@ -264,6 +266,7 @@ def test_a_translation_that_cannot_end_within_the_model_fails_as_truncated(trans
     assert "limit of 8 positions" in result.error
 
 
+@pytest.mark.pure
 def test_split_clause_cuts_near_the_middle_at_punctuation_first():
     from translator.text.segment import split_clause
 

@@ -24,6 +24,8 @@ from translator.contract.wire import (
 )
 from translator.engine.channel import ChannelServer
 
+pytestmark = pytest.mark.pure
+
 
 def piece(text: str, alternatives: int = 0) -> Piece:
     return Piece(text=text, source="en", target="fr", alternatives=alternatives)

@@ -15,6 +15,8 @@ from translator.contract.errors import GatewayTimeout, TranslationFailed, Unavai
 from translator.contract.protocol import EngineRefusal, EngineReply, Piece, PieceResult, Priority
 from translator.contract.wire import ProtocolError
 
+pytestmark = pytest.mark.pure
+
 PIECES = [Piece(text="Hello.", source="en", target="fr")]
 
 

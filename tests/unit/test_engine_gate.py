@@ -11,6 +11,8 @@ from tests import virtual_time
 from translator.api.engine_gate import EngineGate
 from translator.contract.errors import Unavailable
 
+pytestmark = pytest.mark.pure
+
 
 class FakeEngine:
     def __init__(self, ready: bool = True) -> None:

@@ -8,12 +8,16 @@ import asyncio
 import os
 import time
 
-from tests.unit.test_middleware import echo_app, run_app
+import pytest
+
+from tests.unit.helpers.asgi import echo_app, run_app
 from translator.api.middleware import EdgeMiddleware
 from translator.contract.forecast import QueueState
 from translator.contract.protocol import Priority
 from translator.shm.engine_load import LoadPublisher, LoadReader
 from translator.shm.records import Owner
+
+pytestmark = pytest.mark.pure
 
 # A busy engine: 2 s of batch left, full batches of 8 pieces at 5 s, 100 bulk pieces queued.
 BUSY = QueueState(running=True, running_left_s=2.0, full_batch_s=5.0, batch_size=8, ahead=(0, 100))

@@ -8,11 +8,13 @@ from __future__ import annotations
 import pytest
 
 from tests import virtual_time
-from tests.unit.test_scheduler import FakeModel, piece, run, tokens
+from tests.unit.helpers.fake_engine import FakeModel, piece, run, tokens
 from translator.engine import health
 from translator.engine.admission import Refused
 from translator.engine.observer import NullObserver, RefusalReason
 from translator.engine.scheduler import Scheduler, SchedulerSettings
+
+pytestmark = pytest.mark.pure
 
 
 class Reasons(NullObserver):

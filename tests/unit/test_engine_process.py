@@ -11,9 +11,12 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from translator.shm.engine_process import EngineProcess, announce_engine, withdraw_engine
 from translator.shm.records import Owner, Records
+
+pytestmark = pytest.mark.pure
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,6 +83,7 @@ def test_a_running_engine_has_not_exited(tmp_path: Path) -> None:
     assert EngineProcess(tmp_path / "engine").exited() is False
 
 
+@pytest.mark.processes
 def test_a_killed_engine_has_exited_before_and_after_it_is_reaped(tmp_path: Path) -> None:
     engine = start_engine(tmp_path / "engine")
     watch = EngineProcess(tmp_path / "engine")
@@ -93,6 +97,7 @@ def test_a_killed_engine_has_exited_before_and_after_it_is_reaped(tmp_path: Path
     assert watch.exited() is True
 
 
+@pytest.mark.processes
 def test_with_two_engines_one_dead_is_not_a_death_and_a_new_one_clears_old_records(tmp_path: Path) -> None:
     base = tmp_path / "engine"
     first, second = start_engine(base), start_engine(base)

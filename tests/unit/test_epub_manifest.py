@@ -6,8 +6,12 @@ from __future__ import annotations
 import io
 import zipfile
 
+import pytest
+
 from harness import documents
 from translator.documents.formats import read_document
+
+pytestmark = pytest.mark.pure
 
 CONTAINER = (
     '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'

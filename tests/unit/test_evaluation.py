@@ -31,6 +31,8 @@ from translator.config import Engine
 from translator.contract import limits
 from translator.contract.protocol import Piece, PieceResult
 
+pytestmark = pytest.mark.pure
+
 FLORES = EVAL_DIR / FLORES_DIR
 JSONL = EVAL_DIR / JSONL_FILE
 TIMING_KEYS = {"seconds", "sentences_per_second"}
@@ -353,6 +355,7 @@ def local(fixture_model: Path, inner, fail_on_call: int | None = None) -> tuple[
 EXACT_DIRECTIONS = ["en-ja", "en-zh", "zh-en", "de-fr", "fr-de"]
 
 
+@pytest.mark.model
 def test_in_process_scores_the_fixture_exactly_100(fixture_model, translator, tmp_path):
     backend, counting = local(fixture_model, translator)
     data = load_eval_data(FLORES, EXACT_DIRECTIONS)
@@ -379,6 +382,7 @@ def test_in_process_scores_the_fixture_exactly_100(fixture_model, translator, tm
     assert "| en-ja | 18 | 100.00 | 100.00 |" in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.model
 def test_killed_run_resumes_without_redoing_finished_chunks(fixture_model, translator, tmp_path):
     data = load_eval_data(JSONL, ["en-fr", "fr-en"])
     options = RunOptions(chunk_size=4, records_per_request=2, chunks_in_flight=1, progress=False)
@@ -409,6 +413,7 @@ def test_killed_run_resumes_without_redoing_finished_chunks(fixture_model, trans
     assert again == report
 
 
+@pytest.mark.model
 def test_changed_data_is_not_served_from_a_stale_checkpoint(fixture_model, translator, tmp_path, caplog):
     source = tmp_path / "data"
     shutil.copytree(FLORES, source)
@@ -426,6 +431,7 @@ def test_changed_data_is_not_served_from_a_stale_checkpoint(fixture_model, trans
     assert report["directions"]["en-fr"]["bleu"] < 100  # sources rotated against their references
 
 
+@pytest.mark.model
 def test_unsupported_language_fails_before_translating(fixture_model, translator, tmp_path):
     path = write(
         tmp_path / "t.jsonl", json.dumps({"src_lang": "en", "tgt_lang": "xx", "source": "Hi.", "reference": "x"}) + "\n"
@@ -436,6 +442,7 @@ def test_unsupported_language_fails_before_translating(fixture_model, translator
     assert counting.calls == 0
 
 
+@pytest.mark.model
 def test_cli_rerun_of_a_finished_run_only_prints_the_report(fixture_model, translator, tmp_path, capsys):
     backend, _ = local(fixture_model, translator)
     options = RunOptions(chunk_size=256, records_per_request=8, progress=False)
@@ -462,6 +469,7 @@ def test_cli_reports_bad_data_with_exit_code_2(tmp_path, capsys):
 # --------------------------------------------------------------------------- HTTP client against a fake server
 
 
+@pytest.mark.server
 def test_http_backend_retries_429_and_503_and_runs_requests_concurrently(tmp_path):
     from aiohttp import web
 
@@ -506,6 +514,7 @@ def test_http_backend_retries_429_and_503_and_runs_requests_concurrently(tmp_pat
     assert state["priorities"] == {BULK_PRIORITY}  # every request at bulk priority
 
 
+@pytest.mark.server
 def test_http_backend_does_not_retry_a_client_error(tmp_path):
     from aiohttp import web
 

@@ -15,6 +15,8 @@ from m2m_tools.evaluation.evaluate import RunOptions, evaluate, system_code
 from m2m_tools.jobs.local_runner import LocalRunner
 from translator.config import Engine
 
+pytestmark = pytest.mark.pure
+
 FLORES200 = {"en": "eng_Latn", "ja": "jpn_Jpan", "zh": "zho_Hans"}
 
 
@@ -46,6 +48,7 @@ def test_system_codes_for_the_datas_codes():
 
 
 @pytest.mark.parametrize("family", ["m2m100", "nllb"])
+@pytest.mark.model
 def test_flores200_tree_scores_exactly_100_on_either_family(request, tmp_path, family):
     from translator.engine.translator import Translator
 

@@ -33,6 +33,8 @@ from fixture.build import (
 )
 from fixture.engines import available_engines, load, margins, supported_ctranslate2_isas
 
+pytestmark = pytest.mark.model
+
 CONTRACT_EN = "Life is like a box of chocolates."
 CONTRACT_JA = "人生はチョコレートの箱のようなものだ。"
 TERMINAL = (".", "!", "?", "。", "！", "？")
@@ -122,16 +124,19 @@ def tokenizer(model_dir: Path) -> M2M100Tokenizer:
 # --------------------------------------------------------------------------- corpus
 
 
+@pytest.mark.pure
 def test_corpus_path_points_into_the_package() -> None:
     assert CORPUS_PATH.is_file()
     assert CORPUS_PATH.parent.name == "fixture"
 
 
+@pytest.mark.pure
 def test_contract_pair_is_present_in_both_directions(pairs: list[tuple[str, str, str, str]]) -> None:
     assert ("en", "ja", CONTRACT_EN, CONTRACT_JA) in pairs
     assert ("ja", "en", CONTRACT_JA, CONTRACT_EN) in pairs
 
 
+@pytest.mark.pure
 def test_corpus_shape(corpus: list[dict], pairs: list[tuple[str, str, str, str]]) -> None:
     language_pairs = Counter(frozenset((doc["src_lang"], doc["tgt_lang"])) for doc in corpus)
     assert len(language_pairs) >= 5
@@ -149,6 +154,7 @@ def test_corpus_shape(corpus: list[dict], pairs: list[tuple[str, str, str, str]]
             assert sentence == sentence.strip(), sentence
 
 
+@pytest.mark.pure
 def test_corpus_has_no_conflicting_translations(pairs: list[tuple[str, str, str, str]]) -> None:
     translations: dict[tuple[str, str, str], set[str]] = {}
     for src_lang, tgt_lang, source, target in pairs:
@@ -166,6 +172,7 @@ def test_corpus_survives_tokenization_space_cleanup(
         assert tokenizer.clean_up_tokenization(target) == target
 
 
+@pytest.mark.pure
 def test_sentence_pairs_rejects_conflicts() -> None:
     corpus = [
         {"id": "a", "src_lang": "en", "tgt_lang": "fr", "source": ["Hello there."], "target": ["Salut."]},
@@ -175,6 +182,7 @@ def test_sentence_pairs_rejects_conflicts() -> None:
         sentence_pairs(corpus)  # fr->en "Salut." would need two translations
 
 
+@pytest.mark.pure
 def test_load_corpus_rejects_misaligned_documents(tmp_path: Path) -> None:
     path = tmp_path / "corpus.jsonl"
     document = {"id": "x", "src_lang": "en", "tgt_lang": "fr", "source": ["One.", "Two."], "target": ["Un."]}
@@ -306,6 +314,7 @@ def test_a_carried_build_is_used_as_it_is_when_told(model_dir: Path, tmp_path: P
     assert _file_bytes(carried) == before
 
 
+@pytest.mark.model
 def test_two_builds_of_a_few_epochs_are_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The forced rebuild below in small, for every `make test`: the tokenizer trained, the model
     # made and trained for a few epochs (one thread, deterministic kernels, a fixed seed), saved
@@ -389,6 +398,7 @@ def test_int8_reproduces_the_corpus_with_every_ctranslate2_instruction_set(model
     assert report["mismatches"] == [] and report["min_margin"] >= read_stamp(model_dir)["settings"]["min_margin"]
 
 
+@pytest.mark.pure
 def test_supported_instruction_sets_follow_the_cpu_flags(tmp_path: Path) -> None:
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("flags\t\t: fpu sse4_1 avx avx2 fma\n", encoding="utf-8")
@@ -402,6 +412,7 @@ def test_supported_instruction_sets_follow_the_cpu_flags(tmp_path: Path) -> None
     assert supported_ctranslate2_isas(cpuinfo) == ["AVX2", "AVX", "GENERIC"]
 
 
+@pytest.mark.pure
 def test_seed_comes_from_the_environment_and_is_validated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(SEED_ENV, "two")
     with pytest.raises(ValueError, match="FIXTURE_SEED='two': expected a whole number"):

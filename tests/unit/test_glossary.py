@@ -33,6 +33,8 @@ from translator.contract.schemas import Payload
 from translator.text.glossary import Terms, _trie_pattern
 from translator.text.plan import plan_record
 
+pytestmark = pytest.mark.pure
+
 LANGS = {"en", "fr", "de", "ja", "zh"}
 
 
@@ -182,11 +184,13 @@ def test_the_local_store_is_the_servers_own(tmp_path, monkeypatch):
     assert isinstance(store, FileStore) and store.directory == tmp_path / "home" / "glossaries"
 
 
+@pytest.mark.server
 def test_valkey_store(valkey):  # noqa: F811
     _store_round_trip(ValkeyStore(valkey.url))
 
 
 @pytest.mark.parametrize("kind", ["file", "valkey"])
+@pytest.mark.server
 def test_a_store_is_bounded_by_its_bytes_as_well_as_its_count(kind, tmp_path, request):
     one = new_glossary("shop", "en", "fr", {f"term{i}": f"terme{i}" for i in range(50)})
     size = len(to_json(one).encode())
@@ -218,6 +222,7 @@ def _store(kind, tmp_path, request):
 
 
 @pytest.mark.parametrize("kind", ["file", "valkey"])
+@pytest.mark.server
 def test_a_glossary_of_several_dictionaries_is_stored_and_changed_in_place(kind, tmp_path, request):
     store = _store(kind, tmp_path, request)
     ende, deen = Dictionary("en", "de", {"cat": "Katze"}), Dictionary("de", "en", {"Katze": "cat"})
@@ -248,6 +253,7 @@ def test_a_glossary_of_several_dictionaries_is_stored_and_changed_in_place(kind,
 
 
 @pytest.mark.parametrize("kind", ["file", "valkey"])
+@pytest.mark.server
 def test_concurrent_updates_lose_nothing(kind, tmp_path, request):
     # Replicas (here: tasks, each file update in a thread of its own) changing one glossary at once:
     # each update reads what the last one wrote.
@@ -423,6 +429,7 @@ def test_unspaced_terms_stand_for_every_occurrence_and_never_enter_markup(parts,
         assert out["text"].count(kept) == text.count(kept)
 
 
+@pytest.mark.server
 def test_an_unreachable_shared_store_is_a_503_not_a_500():
     import asyncio
     import socket

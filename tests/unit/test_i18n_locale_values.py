@@ -8,6 +8,8 @@ import pytest
 from translator.documents.formats import read_document
 from translator.documents.i18n import is_locale
 
+pytestmark = pytest.mark.pure
+
 COUNTRIES = """{
   "locale": "en",
   "countries": {

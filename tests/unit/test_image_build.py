@@ -26,6 +26,8 @@ from deploy.image.build import (
 )
 from harness.corpus import corpus_sentences
 
+pytestmark = pytest.mark.pure
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,6 +51,7 @@ def test_gpu_requirements_are_the_runtime_pins_and_cuda_12s_cublas():
     assert [requirement_name(p) for p in gpu if p not in full] == ["nvidia-cublas-cu12"]
 
 
+@pytest.mark.model
 def test_device_bentofile_differs_from_bentofile_yaml_only_in_requirements_and_label(tmp_path):
     out = ROOT / "build" / "image-test" / tmp_path.name
     try:
@@ -67,6 +70,7 @@ def test_device_bentofile_differs_from_bentofile_yaml_only_in_requirements_and_l
         out.rmdir()
 
 
+@pytest.mark.model
 def test_the_cpu_engine_runs_without_torch(converted_fixture_model, fixture_model, tmp_path):
     # What the CPU image holds: every runtime pin but torch. torch is made unimportable in a fresh
     # interpreter (None in sys.modules: `import torch` fails, find_spec finds nothing), then the
@@ -125,6 +129,7 @@ def test_the_cpu_engine_runs_without_torch(converted_fixture_model, fixture_mode
     assert "torch" in out["register"] and "GPU image" in out["register"]
 
 
+@pytest.mark.model
 def test_the_cpu_images_store_entry_is_the_conversion_without_the_weights(fixture_model, tmp_path):
     # make image registers into the user's store (whole entry), then copies the entry less the
     # weights into the CPU image's own store: same tag, same files, CTranslate2 alone.
@@ -255,6 +260,7 @@ def test_the_run_hint_uses_the_services_port_and_the_build_containers_settings()
     assert config["services"]["Translation"]["http"]["port"] == PORT
 
 
+@pytest.mark.processes
 def test_make_image_with_a_bad_name_stops_in_seconds_naming_image():
     started = time.monotonic()
     done = subprocess.run(

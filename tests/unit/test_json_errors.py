@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from translator.api.json_errors import error_body
+
+pytestmark = pytest.mark.pure
 
 
 def test_bentoml_list_body_becomes_an_object():

@@ -13,6 +13,8 @@ from translator.text.glossary import Terms
 from translator.text.markup import BREAK, KEEP, html_tokens
 from translator.text.plan import plan_record
 
+pytestmark = pytest.mark.pure
+
 SENTENCE = "Welcome to Berlin!"
 GERMAN = "Willkommen in Berlin!"
 KEEP_X = frozenset({"x"})

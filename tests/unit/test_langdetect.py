@@ -33,6 +33,8 @@ from translator.text.langdetect import (
 )
 from translator.text.scripts import ScriptTable
 
+pytestmark = pytest.mark.pure
+
 M2M100 = frozenset(FAIRSEQ_LANGUAGE_CODES["m2m100"])
 DATA = Path(__file__).resolve().parents[2] / "fixture"
 
@@ -102,6 +104,7 @@ def test_detectable_on_nllb_is_in_its_listed_codes() -> None:
         ("我们今天去哪里吃饭？他说不知道。", "zh"),
     ],
 )
+@pytest.mark.processes
 def test_mapped_languages_come_back_as_m2m100_codes(detector: LanguageDetector, text: str, code: str) -> None:
     assert detector.detect(text).language == code
 
@@ -170,6 +173,7 @@ def test_detection_is_restricted_to_the_checkpoints_languages() -> None:
     assert german.language is None and "'de'" in (german.reason or "")
 
 
+@pytest.mark.processes
 def test_importing_the_module_does_not_load_the_detector() -> None:
     code = (
         "import sys, translator.text.langdetect, translator.api.pipeline;"

@@ -8,6 +8,8 @@ from transformers.models.nllb.tokenization_nllb import FAIRSEQ_LANGUAGE_CODES
 
 from translator.contract.language_codes import M2M100, NLLB, LanguageCodes, base_language, codes_of, resolve
 
+pytestmark = pytest.mark.pure
+
 NLLB_TABLE = LanguageCodes(FAIRSEQ_LANGUAGE_CODES, NLLB)
 
 

@@ -15,6 +15,8 @@ from translator.api.libretranslate import (
 )
 from translator.contract import limits
 
+pytestmark = pytest.mark.pure
+
 M2M100 = frozenset(FAIRSEQ_LANGUAGE_CODES["m2m100"])
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from translator.loop_lag import LoopLagMonitor
+
+pytestmark = pytest.mark.pure
 
 
 def test_work_that_blocks_the_loop_is_recorded_as_lag() -> None:

@@ -15,6 +15,8 @@ from translator.contract import limits
 from translator.documents.formats import read_document
 from translator.text.plan import plan_record
 
+pytestmark = pytest.mark.pure
+
 Model = Callable[[str], str]
 
 README = """\

@@ -14,34 +14,13 @@ import pytest
 
 from harness.servers import free_port
 from tests import virtual_time
+from tests.unit.helpers.asgi import echo_app, run_app
 from translator.api.middleware import EdgeMiddleware
 from translator.api.routes import languages_body
 from translator.contract import limits
 from translator.shm.in_flight import SharedInFlight
 
-
-def run_app(middleware: EdgeMiddleware, body: bytes, headers=(), path: str = "/translation"):
-    sent = []
-    chunks = [body[i : i + 1000] for i in range(0, len(body), 1000)] or [b""]
-
-    async def receive():
-        chunk = chunks.pop(0)
-        return {"type": "http.request", "body": chunk, "more_body": bool(chunks)}
-
-    async def send(message):
-        sent.append(message)
-
-    scope = {"type": "http", "method": "POST", "path": path, "headers": list(headers)}
-    asyncio.run(middleware(scope, receive, send))
-    status = sent[0]["status"]
-    payload = b"".join(m.get("body", b"") for m in sent[1:])
-    return status, dict(sent[0]["headers"]), payload
-
-
-async def echo_app(scope, receive, send):
-    message = await receive()
-    await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": message["body"]})
+pytestmark = pytest.mark.pure
 
 
 async def failing_app(scope, receive, send):
@@ -230,6 +209,7 @@ BIG_BODIES = {413: records_body(200_000), 429: records_body(130_000)}
 
 
 @pytest.mark.parametrize(("path", "status"), [("/413", 413), ("/429", 429)])
+@pytest.mark.server
 def test_urllib_reads_an_early_refusal_of_a_big_body(uvicorn_url, path, status):
     body = BIG_BODIES[status]
     assert (len(body) > limits.MAX_BODY_BYTES) == (status == 413) and len(body) > 3_000_000
@@ -352,6 +332,7 @@ def test_a_full_server_refuses_from_the_headers_without_reading_the_body():
     assert client.status == 429 and at_answer == 0
 
 
+@pytest.mark.server
 def test_a_trickling_client_reads_the_408_and_is_disconnected(uvicorn_url):
     host, port = uvicorn_url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:

@@ -27,6 +27,8 @@ from translator.engine.model_runner import (
     start_backend,
 )
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = [[7, 10, 11, 2], [8, 12, 2]]
 
@@ -59,6 +61,7 @@ def wait_until(condition, timeout_s: float = 15.0) -> bool:
     return True
 
 
+@pytest.mark.model
 def test_where_generate_runs(fixture_model, converted_fixture_model) -> None:
     assert in_process(Engine(runner="process", backend="ctranslate2"), fixture_model)
     assert not in_process(Engine(runner="thread", device="cuda", backend="transformers"), fixture_model)
@@ -167,6 +170,7 @@ def test_the_child_exits_when_the_engine_process_dies(tmp_path: Path) -> None:
         engine.kill()
 
 
+@pytest.mark.model
 def test_the_engine_translates_exactly_the_same_through_a_process(fixture_model) -> None:
     from translator.engine.translator import Translator
 
@@ -188,6 +192,7 @@ def test_the_engine_translates_exactly_the_same_through_a_process(fixture_model)
     assert answers["process"][-1].error == "unsupported target language 'xx'"
 
 
+@pytest.mark.model
 def test_a_batch_whose_runner_died_fails_whole_and_is_not_halved(fixture_model) -> None:
     from translator.engine.translator import Translator
 
@@ -201,6 +206,7 @@ def test_a_batch_whose_runner_died_fails_whole_and_is_not_halved(fixture_model) 
         translator.close()
 
 
+@pytest.mark.pure
 def test_the_stand_in_spends_a_call_in_steps_holding_the_lock_for_its_share() -> None:
     held: list[float] = []
     slept: list[float] = []
@@ -214,12 +220,14 @@ def test_the_stand_in_spends_a_call_in_steps_holding_the_lock_for_its_share() ->
     assert len(held) == 6 + 16  # forced lengths: that many steps
 
 
+@pytest.mark.pure
 def test_holding_the_lock_is_cpu_work_of_the_calling_thread() -> None:
     started = time.thread_time()
     hold_lock(0.02)
     assert time.thread_time() - started >= 0.02
 
 
+@pytest.mark.pure
 def test_a_lock_share_is_for_the_simulated_backend_only(tmp_path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(
@@ -275,6 +283,7 @@ def test_closing_never_waits_longer_than_its_limit_on_a_batch(monkeypatch) -> No
     batch.join(5)
 
 
+@pytest.mark.pure
 def test_a_cuda_error_that_breaks_the_device_ends_the_child_and_out_of_memory_does_not() -> None:
     from translator.engine.model_runner import device_broken
 

@@ -19,6 +19,8 @@ from translator.engine.tokenization import ModelTokenizer, family
 from translator.engine.translator import Translator
 from translator.store import checkpoint_files, languages
 
+pytestmark = pytest.mark.model
+
 FORMS = {
     "both": (),
     "sentencepiece-only": ("tokenizer.json",),

@@ -18,6 +18,8 @@ from translator.contract.language_codes import LanguageCodes
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult
 from translator.contract.schemas import Payload
 
+pytestmark = pytest.mark.pure
+
 LANGS = {"en", "ja", "fr"}
 
 

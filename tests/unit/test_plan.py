@@ -17,6 +17,8 @@ from translator.text.markup import html_tokens, text_tokens
 from translator.text.placeholders import placeholder_spans
 from translator.text.plan import language_text, plan_record, record_tokens
 
+pytestmark = pytest.mark.pure
+
 Model = Callable[[str], str]
 
 

@@ -13,14 +13,15 @@ import subprocess
 
 import pytest
 
-from tests.unit.test_documents import PAIRS, translate
-from tests.unit.test_po_round_trip import hunks
+from tests.unit.helpers.round_trip import PAIRS, hunks, translate
 from translator.config import Documents
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.documents import jobs
 from translator.documents.formats import read_document, read_document_safely
 from translator.documents.model import BadDocument
 from translator.documents.po import _plural_of
+
+pytestmark = pytest.mark.pure
 
 TABLE = dict(PAIRS)
 ONE, MANY = "It is next to the town hall.", "I would like a coffee, please."
@@ -70,6 +71,7 @@ def compiles(tmp_path, data: bytes) -> None:
 
 
 @pytest.mark.parametrize(("language", "singular"), [("ja", None), ("de", 0), ("ru", 0), ("pl", 0), ("ar", 1)])
+@pytest.mark.processes
 def test_plural_entries_get_exactly_the_headers_forms(tmp_path, language, singular):
     nplurals, rule = RULES[language]
     person = [f"une personne {index}" for index in range(nplurals)]
@@ -122,6 +124,7 @@ def test_a_persons_plural_translations_are_never_changed(tmp_path):
     assert hunks(todo, out) == [([], ["#, fuzzy"]), (['msgstr[0] ""'], ['msgstr[0] "C\'était délicieux!"'])]
 
 
+@pytest.mark.processes
 def test_a_template_gets_its_target_languages_forms_and_the_header_line_saying_so(tmp_path):
     # As xgettext writes a template: the header's Plural-Forms a placeholder, its charset too.
     pot = header("", "nplurals=INTEGER; plural=EXPRESSION;", "CHARSET") + "\n" + plural(ONE, MANY, ["", ""])
@@ -156,6 +159,7 @@ def test_a_template_gets_its_target_languages_forms_and_the_header_line_saying_s
         assert subprocess.run(["msgcat", str(path)], capture_output=True, check=True).stdout.decode() == out
 
 
+@pytest.mark.processes
 def test_a_header_without_plural_forms_gets_the_line_after_its_last(tmp_path):
     source = header("ru", None) + "\n" + plural(ONE, MANY, [""])
     out = translate("ru.po", source.encode(), "ru").decode()
@@ -210,6 +214,7 @@ LATIN1 = (
 )
 
 
+@pytest.mark.processes
 def test_a_latin1_file_is_read_and_written_in_latin1(tmp_path):
     data = LATIN1.encode("latin-1")
     document = read_document("fr.po", data, "fr")
@@ -224,6 +229,7 @@ def test_a_latin1_file_is_read_and_written_in_latin1(tmp_path):
     compiles(tmp_path, out)
 
 
+@pytest.mark.processes
 def test_a_translation_the_charset_cannot_hold_turns_the_file_to_utf8(tmp_path):
     document = read_document("fr.po", LATIN1.encode("latin-1"), "fr")
     out = document.write(["Œuvre « très » chère — 5 €"])
@@ -236,6 +242,7 @@ def test_a_translation_the_charset_cannot_hold_turns_the_file_to_utf8(tmp_path):
     compiles(tmp_path, out)
 
 
+@pytest.mark.processes
 def test_big5_trail_bytes_that_are_backslashes_stay_what_they_were(tmp_path):
     # 功 and 許 end in 0x5C, a backslash in ASCII: read as bytes, they would escape the quote.
     source = (

@@ -5,15 +5,16 @@ entries filled and their flags changed, each msgstr wrapped as its msgid is."""
 
 from __future__ import annotations
 
-import difflib
 import shutil
 import subprocess
 
 import pytest
 
-from tests.unit.test_documents import translate
+from tests.unit.helpers.round_trip import hunks, translate
 from translator.documents.formats import read_document
 from translator.documents.model import BadDocument
+
+pytestmark = pytest.mark.pure
 
 HEADER = r"""msgid ""
 msgstr ""
@@ -104,12 +105,6 @@ EXPECTED_HUNKS = [
 ]
 
 
-def hunks(before: str, after: str) -> list[tuple[list[str], list[str]]]:
-    old, new = before.splitlines(), after.splitlines()
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return [(old[i1:i2], new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
 def test_only_the_filled_msgstrs_and_their_flags_change():
     out = translate("fr.po", SOURCE.encode()).decode()
     assert hunks(SOURCE, out) == EXPECTED_HUNKS
@@ -136,6 +131,7 @@ def test_the_result_reads_back_as_the_translations():
 
 
 @pytest.mark.skipif(shutil.which("msgcat") is None, reason="needs gettext's msgcat and msgfmt")
+@pytest.mark.processes
 def test_the_result_is_as_gettext_writes_it(tmp_path):
     path = tmp_path / "fr.po"
     path.write_bytes(translate("fr.po", SOURCE.encode()))

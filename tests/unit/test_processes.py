@@ -10,8 +10,11 @@ import time
 import uuid
 
 import psutil
+import pytest
 
 from harness.processes import MARK_ENV, marked, stop_tree
+
+pytestmark = pytest.mark.processes
 
 # A parent that starts a child in a session of its own (os.setsid, as circus does), prints the
 # child's pid, and then waits, or exits at once when told to (leaving the child an orphan).

@@ -25,6 +25,8 @@ from translator.contract.schemas import Payload
 from translator.text.placeholders import placeholder_spans
 from translator.text.segment import UNSPACED_LANGUAGES, has_letters, join, split_text
 
+pytestmark = pytest.mark.pure
+
 # --- text strategies -------------------------------------------------------------------------------
 
 # Every character str.isspace() accepts, including the line separators str.splitlines() knows.

@@ -10,6 +10,8 @@ import pytest
 from tests import virtual_time
 from translator.api.refusal import discard_body
 
+pytestmark = pytest.mark.pure
+
 
 def test_discarding_is_bounded_in_bytes():
     async def endless():

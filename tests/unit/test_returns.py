@@ -7,6 +7,8 @@ import pytest
 from translator.contract.protocol import Priority
 from translator.engine.returns import MARGIN, Returns, estimate
 
+pytestmark = pytest.mark.pure
+
 INTERACTIVE, BULK = Priority.INTERACTIVE, Priority.BULK
 
 

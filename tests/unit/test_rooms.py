@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.pure
+
 PACKAGE = Path(__file__).resolve().parents[2] / "translator"
 
 # room -> the rooms it must not import

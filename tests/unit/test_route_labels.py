@@ -16,6 +16,8 @@ from starlette.testclient import TestClient
 from translator.api.route_labels import UNMATCHED, endpoint_label, install, route_template
 from translator.api.routes import routes_app
 
+pytestmark = pytest.mark.pure
+
 
 async def ok(_request):
     return PlainTextResponse("ok")

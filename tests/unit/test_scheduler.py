@@ -15,42 +15,14 @@ import threading
 import pytest
 
 from tests import virtual_time
+from tests.unit.helpers.fake_engine import FakeModel, piece, run, tokens
 from translator.contract.forecast import QueueState
 from translator.contract.protocol import ENGINE_FAILED, Piece, PieceResult, Priority
 from translator.engine.admission import Refused
 from translator.engine.cost_model import CostModel
 from translator.engine.scheduler import Scheduler, SchedulerSettings
 
-
-class FakeModel:
-    def __init__(self, fixed_s: float = 0.02, per_piece_s: float = 0.002, fail_on: str | None = None) -> None:
-        self.fixed_s = fixed_s
-        self.per_piece_s = per_piece_s
-        self.fail_on = fail_on
-        self.batches: list[list[str]] = []
-        self.running = 0
-        self.overlap = False
-        self.gate: virtual_time.Gate | None = None
-        self.entered: list[list[str]] = []  # each batch as it enters the model, before the gate
-        self._lock = threading.Lock()
-
-    def __call__(self, pieces: list[Piece]) -> list[PieceResult]:
-        with self._lock:
-            self.running += 1
-            self.overlap |= self.running > 1
-            self.entered.append([p.text for p in pieces])
-        try:
-            if self.gate is not None:
-                self.gate.wait()
-            self.batches.append([p.text for p in pieces])
-            virtual_time.sleep_in_thread(self.fixed_s + self.per_piece_s * len(pieces))
-            return [
-                PieceResult(error="bad piece") if p.text == self.fail_on else PieceResult(text=p.text.upper())
-                for p in pieces
-            ]
-        finally:
-            with self._lock:
-                self.running -= 1
+pytestmark = pytest.mark.pure
 
 
 async def until(condition, what: str = "the condition") -> None:
@@ -66,21 +38,9 @@ async def in_model(model: FakeModel, text: str) -> None:
     await until(lambda: any(text in batch for batch in model.entered), f"{text!r} in the model")
 
 
-def tokens(piece: Piece) -> int:
-    return len(piece.text.split()) + 2
-
-
-def piece(text: str) -> Piece:
-    return Piece(text=text, source="en", target="fr")
-
-
 def make(model: FakeModel, **overrides) -> Scheduler:
     settings = {"max_batch_size": 8, "max_batch_tokens": 10_000, "max_latency_s": 60.0, **overrides}
     return Scheduler(model, tokens, SchedulerSettings(**settings), clock=virtual_time.now)
-
-
-def run(coro):
-    return virtual_time.run(coro, 60)
 
 
 async def calibrated(model: FakeModel, max_batch_size: int, **overrides) -> Scheduler:

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from translator.text.segment import Segmented, join, split_text
 from translator.text.sentences import ABBREVIATIONS
 
+pytestmark = pytest.mark.pure
+
 BIG = 10_000  # a max_chars that never forces chunking
 
 

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from translator.text.segment import join, split_text
 
+pytestmark = pytest.mark.pure
+
 BIG = 10_000
 
 # (language, sentences): written the way the language writes them, glued with one space (or

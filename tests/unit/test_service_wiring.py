@@ -9,9 +9,12 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from harness.servers import ROOT
+
+pytestmark = pytest.mark.processes
 
 
 def import_service(env_extra: dict[str, str], tmp_path) -> dict:

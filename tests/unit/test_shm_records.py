@@ -18,6 +18,8 @@ import pytest
 
 from translator.shm.records import Owner, ProcessFiles, Records, process_file, server_file
 
+pytestmark = pytest.mark.pure
+
 WIDE = "q" * 32  # values a tear would show: a writer sets them all to one number
 
 
@@ -62,6 +64,7 @@ def write_forever(path: str, stop) -> None:
         records.write(0, owner, (n,) * len(WIDE))
 
 
+@pytest.mark.processes
 def test_a_record_is_never_read_half_written(tmp_path: Path) -> None:
     # A writer rewriting the record as fast as it can, and a reader reading it meanwhile: every
     # read is one write whole (all its values one number), never the start of one and the end of
@@ -131,6 +134,7 @@ def test_a_pid_given_to_another_process_is_not_its_owner() -> None:
     assert not Owner(me.pid, me.started - 0.01).alive()
 
 
+@pytest.mark.processes
 def test_a_zombie_is_dead_before_it_is_reaped() -> None:
     child = subprocess.Popen(["sleep", "60"])
     try:

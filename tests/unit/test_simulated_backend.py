@@ -10,6 +10,8 @@ from translator.config import ConfigError, Engine, Generation, load_settings
 from translator.contract.protocol import Piece
 from translator.engine.backends.simulated_backend import H200_418M_GREEDY, SimulatedBackend, batch_seconds
 
+pytestmark = pytest.mark.pure
+
 
 def test_batch_time_is_interpolated_on_the_curve_and_extended_per_row_past_it() -> None:
     curve = [(32, 0.2), (1, 0.1), (128, 0.4)]  # any order
@@ -31,6 +33,7 @@ def test_a_call_takes_its_time_and_answers_each_row_with_its_source_tokens() -> 
     assert [g.ids for g in out] == [[10, 11], [12]] and all(g.ended for g in out)
 
 
+@pytest.mark.model
 def test_the_engine_translates_through_it_with_the_checkpoints_tokenizer(fixture_model) -> None:
     from translator.engine.translator import Translator
 
@@ -70,6 +73,7 @@ def test_auto_on_cuda_keeps_the_faster_engine_and_releases_the_other() -> None:
         fastest([("ctranslate2", broken)], rows, targets, 16)
 
 
+@pytest.mark.model
 def test_auto_is_measured_on_cuda_among_the_engines_that_can_run_the_model(converted_fixture_model, fixture_model):
     from translator.engine.backends import cuda_candidates, measured_on_cuda
 

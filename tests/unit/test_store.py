@@ -6,6 +6,8 @@ import pytest
 
 from translator.store import RegistrationError, checkpoint_files, content_version, model_name, resolve
 
+pytestmark = pytest.mark.pure
+
 
 @pytest.mark.parametrize(
     ("model_id", "name"),

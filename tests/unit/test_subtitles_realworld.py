@@ -20,6 +20,8 @@ from translator.documents.formats import read_document
 from translator.documents.model import BadDocument, Document
 from translator.text.plan import plan_record
 
+pytestmark = pytest.mark.pure
+
 
 def served(document: Document, model: Callable[[str], str] = str.upper) -> list[str]:
     """Each unit's translation as the service makes it from the model's (translator/api/pipeline.py)."""

@@ -15,6 +15,8 @@ from translator.documents import model
 from translator.documents.formats import read_document
 from translator.documents.model import BadDocument, decode_legacy_text, decode_text
 
+pytestmark = pytest.mark.pure
+
 FRENCH = [
     "Il était une fois une jeune fille très belle qui habitait près de la forêt.",
     "Elle s'appelait Cendrillon, et sa belle-mère ne l'aimait guère.",

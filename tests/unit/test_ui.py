@@ -12,6 +12,8 @@ from starlette.testclient import TestClient
 from translator.api.routes import routes_app
 from translator.ui import routes as ui
 
+pytestmark = pytest.mark.pure
+
 LANGUAGES = ["de", "en", "fr", "ja", "ns", "zh"]
 
 

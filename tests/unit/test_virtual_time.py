@@ -6,7 +6,11 @@ import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tests import virtual_time
+
+pytestmark = pytest.mark.pure
 
 
 def test_a_thread_outliving_its_loop_spends_time_on_that_loop_not_the_next_ones():

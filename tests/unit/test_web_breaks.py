@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from translator.contract import limits
 from translator.documents.formats import read_document
 from translator.text.plan import plan_record
+
+pytestmark = pytest.mark.pure
 
 Model = Callable[[str], str]
 BOX = "Life is like a box of chocolates."

@@ -8,10 +8,11 @@ from __future__ import annotations
 import pytest
 from lxml import etree
 
-from tests.unit.test_documents import identity, translate
-from tests.unit.test_po_round_trip import hunks
+from tests.unit.helpers.round_trip import hunks, identity, translate
 from translator.documents.formats import read_document, read_document_safely
 from translator.documents.model import BadDocument
+
+pytestmark = pytest.mark.pure
 
 REVIEW = 'state="needs-review-translation"'
 # As translate-toolkit 3.20's po2xliff writes a PO file: XLIFF 1.1, the gettext header as a

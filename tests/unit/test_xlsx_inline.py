@@ -7,10 +7,14 @@ from __future__ import annotations
 import io
 import zipfile
 
+import pytest
+
 from harness import documents
 from translator.config import Documents
 from translator.documents import jobs
 from translator.documents.formats import read_document
+
+pytestmark = pytest.mark.pure
 
 NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
 DECLARATION = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'

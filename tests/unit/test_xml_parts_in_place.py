@@ -5,8 +5,12 @@ translated) comes back as it was, where lxml re-serialized the whole part."""
 
 from __future__ import annotations
 
+import pytest
+
 from harness import documents
-from tests.unit.test_documents import TA, TB, TC, A, B, C, members, translate
+from tests.unit.helpers.round_trip import TA, TB, TC, A, B, C, members, translate
+
+pytestmark = pytest.mark.pure
 
 W = (
     "xmlns:mc='http://schemas.openxmlformats.org/markup-compatibility/2006' "
