@@ -116,38 +116,67 @@ def test_weblate_request_shapes(server):
     assert requests.delete(f"{api}/glossaries/{glossary_id}", headers=headers, timeout=30).status_code == 404
 
 
-def test_form_and_query_bodies_and_deepl_errors(server):
-    api = f"{server.url}/deepl/v2"
+def test_a_form_body_with_repeated_texts_is_translated(server):
     form = requests.post(
-        f"{api}/translate", data={"text": ["Where is the library?"] * 2, "target_lang": "fr"}, timeout=60
+        f"{server.url}/deepl/v2/translate",
+        data={"text": ["Where is the library?"] * 2, "target_lang": "fr"},
+        timeout=60,
     )
     assert form.status_code == 200, form.text
     assert [t["text"] for t in form.json()["translations"]] == [translation_of("Where is the library?", "en", "fr")] * 2
-    query = requests.post(f"{api}/translate?text=Welcome%20to%20Berlin!&target_lang=DE&source_lang=EN", timeout=60)
-    assert query.json()["translations"][0]["text"] == translation_of("Welcome to Berlin!", "en", "de")
-    for bad, needle in (
-        ({"target_lang": "DE"}, "'text'"),
-        ({"text": "x"}, "'target_lang'"),
-        ({"text": "x", "target_lang": "XX"}, "'target_lang'"),
-        ({"text": "x", "target_lang": "DE", "tag_handling": "json"}, "'tag_handling'"),
-        ({"text": "x", "target_lang": "DE", "glossary_id": "00000000-0000-0000-0000-000000000000"}, "source_lang"),
-    ):
-        response = requests.post(f"{api}/translate", json=bad, timeout=30)
-        assert response.status_code == 400 and needle in response.json().get("message", ""), (bad, response.text)
-    long_id = {"text": "x", "source_lang": "EN", "target_lang": "DE", "glossary_id": "g" * 500}
-    assert requests.post(f"{api}/translate", json=long_id, timeout=30).status_code == 400
-    numbers = requests.post(f"{api}/translate", json={"text": "42", "target_lang": "DE"}, timeout=30).json()
-    assert numbers["translations"] == [{"detected_source_language": "DE", "text": "42", "billed_characters": 2}]
-    missing = {
-        "text": "Welcome to Berlin!",
-        "source_lang": "EN",
-        "target_lang": "DE",
-        "glossary_id": "00000000-0000-0000-0000-000000000000",
-    }
-    assert requests.post(f"{api}/translate", json=missing, timeout=30).status_code == 404
-    assert requests.get(f"{api}/glossaries/not-an-id/entries", timeout=30).status_code == 404
+
+
+def test_a_query_string_body_is_translated(server):
+    query = f"{server.url}/deepl/v2/translate?text=Welcome%20to%20Berlin!&target_lang=DE&source_lang=EN"
+    answer = requests.post(query, timeout=60)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["translations"][0]["text"] == translation_of("Welcome to Berlin!", "en", "de")
+
+
+NO_GLOSSARY = "00000000-0000-0000-0000-000000000000"
+
+# One case for each shape of DeepL's refusals of a translate call; every parameter's refusal is
+# judged without a server (tests/unit/test_deepl.py).
+REFUSAL_SHAPES = {
+    "missing parameter": ({"target_lang": "DE"}, 400, "Parameter 'text' not specified."),
+    "value not on DeepL's list": (
+        {"text": "x", "target_lang": "DE", "tag_handling": "json"},
+        400,
+        "Value for 'tag_handling' not supported.",
+    ),
+    "a parameter too long": (
+        {"text": "x", "source_lang": "EN", "target_lang": "DE", "glossary_id": "g" * 500},
+        400,
+        "glossary_id",
+    ),
+    "not offered": ({"text": "x", "target_lang": "DE", "custom_instructions": ["Be brief."]}, 403, "is not offered"),
+    "no such glossary": (
+        {"text": "Welcome to Berlin!", "source_lang": "EN", "target_lang": "DE", "glossary_id": NO_GLOSSARY},
+        404,
+        "glossary_id",
+    ),
+}
+
+
+@pytest.mark.parametrize(("body", "status", "message"), REFUSAL_SHAPES.values(), ids=REFUSAL_SHAPES.keys())
+def test_a_refused_translate_call_is_answered_in_deepls_shape(server, body, status, message):
+    response = requests.post(f"{server.url}/deepl/v2/translate", json=body, timeout=30)
+    assert response.status_code == status, response.text
+    assert message in response.json()["message"], response.text
+
+
+def test_numbers_alone_come_back_as_they_are(server):
+    answer = requests.post(f"{server.url}/deepl/v2/translate", json={"text": "42", "target_lang": "DE"}, timeout=30)
+    assert answer.json()["translations"] == [{"detected_source_language": "DE", "text": "42", "billed_characters": 2}]
+
+
+def test_the_entries_of_no_glossary_are_a_404(server):
+    assert requests.get(f"{server.url}/deepl/v2/glossaries/not-an-id/entries", timeout=30).status_code == 404
+
+
+def test_glossary_entries_that_do_not_read_are_a_400_naming_them(server):
     bad_entries = {"name": "x", "source_lang": "EN", "target_lang": "DE", "entries": "only-one-column"}
-    refused = requests.post(f"{api}/glossaries", json=bad_entries, timeout=30)
+    refused = requests.post(f"{server.url}/deepl/v2/glossaries", json=bad_entries, timeout=30)
     assert refused.status_code == 400 and "entries" in refused.json()["message"]
 
 
@@ -188,15 +217,22 @@ def test_deepl_python_configured_as_for_deepl(server, base):
         assert unknown.status_code == 404 and unknown.json()["message"] == "Not Found", path
 
 
-def test_empty_text_is_deepls_400(server):
+@pytest.mark.parametrize("root", ["/v2", "/deepl/v2"])
+@pytest.mark.parametrize(
+    "body",
+    [{"json": {"text": "", "target_lang": "DE"}}, {"json": {"text": [], "target_lang": "DE"}}, {"data": {"text": ""}}],
+    ids=["empty string", "empty list", "empty form field"],
+)
+def test_no_text_is_deepls_missing_parameter(server, root, body):
     # deepl-python refuses an empty string before sending it; a client that sends `text=` gets
-    # DeepL's missing-parameter answer. In a list of several texts an empty one is answered empty.
-    for api in (f"{server.url}/v2", f"{server.url}/deepl/v2"):
-        for body in ({"text": "", "target_lang": "DE"}, {"text": [], "target_lang": "DE"}):
-            response = requests.post(f"{api}/translate", json=body, timeout=30)
-            assert response.status_code == 400 and response.json()["message"] == "Parameter 'text' not specified."
-        form = requests.post(f"{api}/translate", data={"text": "", "target_lang": "DE"}, timeout=30)
-        assert form.status_code == 400 and form.json()["message"] == "Parameter 'text' not specified."
+    # DeepL's missing-parameter answer.
+    if "data" in body:
+        body = {"data": {**body["data"], "target_lang": "DE"}}
+    response = requests.post(f"{server.url}{root}/translate", timeout=30, **body)
+    assert response.status_code == 400 and response.json()["message"] == "Parameter 'text' not specified."
+
+
+def test_an_empty_text_among_others_is_answered_empty(server):
     both = {"text": ["Welcome to Berlin!", ""], "source_lang": "EN", "target_lang": "DE"}
     answered = requests.post(f"{server.url}/v2/translate", json=both, timeout=60)
     assert answered.status_code == 200, answered.text
@@ -307,54 +343,63 @@ def test_glossaries_as_large_as_deepls(server):
     client.delete_glossary(v2)
 
 
-def test_deepls_answers_to_bad_parameters(server):
+def test_deepl_python_reads_a_refusal_as_deepls(server):
+    # The client's own reading of the 400 body; each parameter's refusal: tests/unit/test_deepl.py.
     translator = deepl.Translator("any-key-when-keys-are-off", server_url=server.url)
-    text = translation_of("Welcome to Berlin!", "en", "de")
-    for bad, answer in (
-        ({"split_sentences": "invalid"}, r"Bad request, message: Value for 'split_sentences' not supported\.$"),
-        ({"model_type": "bogus"}, r"Value for 'model_type' not supported\.$"),
-        ({"tag_handling": "json"}, r"Value for 'tag_handling' not supported\.$"),
-        ({"formality": "invalid"}, r"Value for 'formality' not supported\.$"),
-        ({"formality": "more"}, r"Target language 'DE' doesn't support formality"),
-        ({"formality": "less"}, r"Target language 'DE' doesn't support formality"),
-    ):
-        with pytest.raises(deepl.DeepLException, match=answer):
-            translator.translate_text(text, target_lang="DE", **bad)
-    for target in ("DE-DE", "XX"):
-        with pytest.raises(deepl.DeepLException, match=r"Value for 'target_lang' not supported\.$"):
-            translator.translate_text(text, target_lang=target)
-    with pytest.raises(deepl.DeepLException, match=r"Value for 'source_lang' not supported\.$"):
-        translator.translate_text(text, source_lang="EN-US", target_lang="DE")
-    # What DeepL takes for a target without formality, and for split_sentences.
-    for options in ({"formality": "prefer_more"}, {"formality": "default"}, {"split_sentences": "nonewlines"}):
-        assert translator.translate_text("Welcome to Berlin!", target_lang="DE", **options).text == text
-    # model_type answered as used, when asked.
-    answered = {"quality_optimized": "quality_optimized", "prefer_quality_optimized": "quality_optimized"}
-    for asked, used in (*answered.items(), ("latency_optimized", "latency_optimized"), (None, None)):
-        result = translator.translate_text("Welcome to Berlin!", target_lang="DE", model_type=asked)
-        assert result.text == text and result.model_type_used == used
-    # EN and PT: DeepL's deprecated targets, refused by deepl-python itself, taken by DeepL's API.
-    for target in ("EN", "PT"):
-        taken = requests.post(f"{server.url}/v2/translate", json={"text": ["x"], "target_lang": target}, timeout=60)
-        assert taken.status_code == 200, taken.text
-    targets = {language.code for language in translator.get_target_languages()}
-    assert {"EN-GB", "EN-US", "PT-BR", "PT-PT"} <= targets and not {"EN", "PT"} & targets
-
-
-def test_deepls_llm_features_are_a_403_that_says_so(server):
-    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
-    offered = "is not offered by this server"
-    with pytest.raises(deepl.AuthorizationException, match=f"Rephrasing \\(DeepL Write\\) {offered}"):
-        client.rephrase_text("Welcome to Berlin!")
-    with pytest.raises(deepl.AuthorizationException, match=f"Correcting \\(DeepL Write\\) {offered}"):
-        client.correct_text("Welcome to Berlin!")
-    with pytest.raises(deepl.AuthorizationException, match=f"Style rules {offered}"):
-        client.get_all_style_rules()
     with pytest.raises(
-        deepl.AuthorizationException, match=f"Custom instructions \\('custom_instructions'\\) {offered}"
+        deepl.DeepLException, match=r"Bad request, message: Value for 'split_sentences' not supported\.$"
     ):
-        client.translate_text("Welcome to Berlin!", target_lang="DE", custom_instructions=["Be brief."])
-    with pytest.raises(deepl.AuthorizationException, match=f"Style rules \\('style_id'\\) {offered}"):
-        client.translate_text("Welcome to Berlin!", target_lang="DE", style_rule="a-style")
+        translator.translate_text("Welcome to Berlin!", target_lang="DE", split_sentences="invalid")
+
+
+@pytest.mark.parametrize(
+    ("asked", "used"),
+    [
+        ("quality_optimized", "quality_optimized"),
+        ("prefer_quality_optimized", "quality_optimized"),
+        ("latency_optimized", "latency_optimized"),
+        (None, None),
+    ],
+)
+def test_the_model_type_asked_for_is_answered_as_used(server, asked, used):
+    translator = deepl.Translator("any-key-when-keys-are-off", server_url=server.url)
+    result = translator.translate_text("Welcome to Berlin!", target_lang="DE", model_type=asked)
+    assert result.text == translation_of("Welcome to Berlin!", "en", "de") and result.model_type_used == used
+
+
+@pytest.mark.parametrize("target", ["EN", "PT"])
+def test_deepls_deprecated_targets_are_taken_and_not_listed(server, target):
+    # Refused by deepl-python itself, taken by DeepL's API.
+    taken = requests.post(f"{server.url}/v2/translate", json={"text": ["x"], "target_lang": target}, timeout=60)
+    assert taken.status_code == 200, taken.text
+    translator = deepl.Translator("any-key-when-keys-are-off", server_url=server.url)
+    targets = {language.code for language in translator.get_target_languages()}
+    assert {f"{target}-{v}" for v in {"EN": ("GB", "US"), "PT": ("BR", "PT")}[target]} <= targets
+    assert target not in targets
+
+
+OFFERED = "is not offered by this server"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda client: client.rephrase_text("Welcome to Berlin!"), f"Rephrasing \\(DeepL Write\\) {OFFERED}"),
+        (lambda client: client.correct_text("Welcome to Berlin!"), f"Correcting \\(DeepL Write\\) {OFFERED}"),
+        (lambda client: client.get_all_style_rules(), f"Style rules {OFFERED}"),
+        (
+            lambda client: client.translate_text("Welcome to Berlin!", target_lang="DE", style_rule="a-style"),
+            f"Style rules \\('style_id'\\) {OFFERED}",
+        ),
+    ],
+    ids=["rephrase", "correct", "style rules", "a style rule in a translation"],
+)
+def test_deepls_llm_features_are_a_403_that_says_so(server, call, message):
+    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
+    with pytest.raises(deepl.AuthorizationException, match=message):
+        call(client)
+
+
+def test_deepls_translation_memory_routes_are_a_403_that_says_so(server):
     refused = requests.delete(f"{server.url}/deepl/v3/translation_memories/tm-1", timeout=30)
     assert refused.status_code == 403 and "Translation memories" in refused.json()["message"]

@@ -58,55 +58,135 @@ def options(**params):
     return languages_and_options(params, frozenset(SUPPORTED))
 
 
-def test_formality_as_deepl_takes_it_for_a_target_without_it():
-    for formality in ("default", "prefer_more", "PREFER_LESS", None):
-        assert options(target_lang="DE", formality=formality) == ("auto", "de", None)
-    for formality in ("more", "less"):
-        with pytest.raises(InvalidRequest, match=r"Target language 'EN-US' doesn't support formality"):
-            options(target_lang="en-us", formality=formality)
-    with pytest.raises(InvalidRequest, match=r"^Value for 'formality' not supported\.$"):
-        options(target_lang="DE", formality="polite")
+NOT_SUPPORTED = r"^Value for '{}' not supported\.$"
+
+# Every refusal of a translate call's parameters, DeepL's wording (clients match on it), each its
+# own case: (parameters, the exception, its message).
+REFUSALS = {
+    "formality more, target without it": (
+        {"target_lang": "en-us", "formality": "more"},
+        InvalidRequest,
+        r"Target language 'EN-US' doesn't support formality",
+    ),
+    "formality less, target without it": (
+        {"target_lang": "en-us", "formality": "less"},
+        InvalidRequest,
+        r"Target language 'EN-US' doesn't support formality",
+    ),
+    "formality not DeepL's": (
+        {"target_lang": "DE", "formality": "polite"},
+        InvalidRequest,
+        NOT_SUPPORTED.format("formality"),
+    ),
+    "glossary without source": (
+        {"target_lang": "DE", "glossary_id": "g"},
+        InvalidRequest,
+        "requires the 'source_lang'",
+    ),
+    "no target": ({"source_lang": "EN"}, InvalidRequest, r"^Parameter 'target_lang' not specified\.$"),
+    "target variant DeepL lacks": ({"target_lang": "DE-DE"}, InvalidRequest, NOT_SUPPORTED.format("target_lang")),
+    "target unknown": ({"target_lang": "XX"}, InvalidRequest, NOT_SUPPORTED.format("target_lang")),
+    "source a variant": (
+        {"target_lang": "DE", "source_lang": "EN-US"},
+        InvalidRequest,
+        NOT_SUPPORTED.format("source_lang"),
+    ),
+    "custom instructions": (
+        {"target_lang": "DE", "custom_instructions": ["be brief"]},
+        NotOffered,
+        "'custom_instructions'.* is not offered by this server",
+    ),
+    "style rules": ({"target_lang": "DE", "style_id": "x"}, NotOffered, "'style_id'.* is not offered by this server"),
+    "translation memories": (
+        {"target_lang": "DE", "translation_memory_id": "x"},
+        NotOffered,
+        "'translation_memory_id'.* is not offered by this server",
+    ),
+    "two glossary ids": (
+        {"target_lang": "DE", "source_lang": "EN", "glossary_ids": ["g", "h"]},
+        InvalidRequest,
+        "one glossary a request",
+    ),
+    "two glossary ids, comma-separated": (
+        {"target_lang": "DE", "source_lang": "EN", "glossary_ids": "g,h"},
+        InvalidRequest,
+        "one glossary a request",
+    ),
+    "glossary ids and a glossary id": (
+        {"target_lang": "DE", "source_lang": "EN", "glossary_ids": ["g"], "glossary_id": "h"},
+        InvalidRequest,
+        "one glossary a request",
+    ),
+}
 
 
-def test_languages_glossary_and_features_not_offered():
-    assert options(target_lang="DE", source_lang="EN", glossary_id="g") == ("en", "de", "g")
-    with pytest.raises(InvalidRequest, match="requires the 'source_lang'"):
-        options(target_lang="DE", glossary_id="g")
-    with pytest.raises(InvalidRequest, match=r"^Parameter 'target_lang' not specified\.$"):
-        options(source_lang="EN")
-    for bad in ({"target_lang": "DE-DE"}, {"target_lang": "XX"}):
-        with pytest.raises(InvalidRequest, match=r"^Value for 'target_lang' not supported\.$"):
-            options(**bad)
-    with pytest.raises(InvalidRequest, match=r"^Value for 'source_lang' not supported\.$"):
-        options(target_lang="DE", source_lang="EN-US")
-    for name in ("custom_instructions", "style_id", "translation_memory_id"):
-        with pytest.raises(NotOffered, match=f"'{name}'.* is not offered by this server") as refused:
-            options(target_lang="DE", **{name: ["be brief"] if name == "custom_instructions" else "x"})
-        assert refused.value.status == 403
-    assert options(target_lang="DE", custom_instructions=[]) == ("auto", "de", None)
+@pytest.mark.parametrize(("params", "refusal", "message"), REFUSALS.values(), ids=REFUSALS.keys())
+def test_a_translate_parameter_deepl_refuses_is_refused_in_its_words(params, refusal, message):
+    with pytest.raises(refusal, match=message):
+        options(**params)
+
+
+def test_what_is_not_offered_is_a_403():
+    with pytest.raises(NotOffered) as refused:
+        options(target_lang="DE", style_id="x")
+    assert refused.value.status == 403
+
+
+# What DeepL takes: (parameters, the source, target and glossary they come to).
+TAKEN = {
+    "formality default, target without it": ({"target_lang": "DE", "formality": "default"}, ("auto", "de", None)),
+    "formality prefer_more, target without it": (
+        {"target_lang": "DE", "formality": "prefer_more"},
+        ("auto", "de", None),
+    ),
+    "formality PREFER_LESS, any case": ({"target_lang": "DE", "formality": "PREFER_LESS"}, ("auto", "de", None)),
+    "no formality": ({"target_lang": "DE", "formality": None}, ("auto", "de", None)),
+    "a glossary with its source": (
+        {"target_lang": "DE", "source_lang": "EN", "glossary_id": "g"},
+        ("en", "de", "g"),
+    ),
+    "no custom instructions": ({"target_lang": "DE", "custom_instructions": []}, ("auto", "de", None)),
     # deepl-python 1.32's glossary_ids: one glossary a request here.
-    assert options(target_lang="DE", source_lang="EN", glossary_ids=["g"]) == ("en", "de", "g")
-    assert options(target_lang="DE", source_lang="EN", glossary_ids="g") == ("en", "de", "g")
-    for many in ({"glossary_ids": ["g", "h"]}, {"glossary_ids": "g,h"}, {"glossary_ids": ["g"], "glossary_id": "h"}):
-        with pytest.raises(InvalidRequest, match="one glossary a request"):
-            options(target_lang="DE", source_lang="EN", **many)
+    "one glossary id in a list": (
+        {"target_lang": "DE", "source_lang": "EN", "glossary_ids": ["g"]},
+        ("en", "de", "g"),
+    ),
+    "one glossary id alone": ({"target_lang": "DE", "source_lang": "EN", "glossary_ids": "g"}, ("en", "de", "g")),
+}
+
+
+@pytest.mark.parametrize(("params", "taken"), TAKEN.values(), ids=TAKEN.keys())
+def test_what_deepl_takes_is_taken(params, taken):
+    assert options(**params) == taken
+
+
+CHOICES = [
+    ("split_sentences", SPLIT_SENTENCES, ["0", "1", "nonewlines", 0, 1], ["2", "invalid", "on"]),
+    ("tag_handling", TAG_HANDLING, ["xml", "HTML"], ["json"]),
+    ("model_type", MODEL_TYPES, ["quality_optimized", "prefer_quality_optimized", "latency_optimized"], ["bogus"]),
+]
 
 
 @pytest.mark.parametrize(
-    ("name", "allowed", "good", "bad"),
-    [
-        ("split_sentences", SPLIT_SENTENCES, ["0", "1", "nonewlines", 0, 1], ["2", "invalid", "on"]),
-        ("tag_handling", TAG_HANDLING, ["xml", "HTML"], ["json"]),
-        ("model_type", MODEL_TYPES, ["quality_optimized", "prefer_quality_optimized", "latency_optimized"], ["bogus"]),
-    ],
+    ("name", "allowed", "value"),
+    [(name, allowed, value) for name, allowed, good, _ in CHOICES for value in good],
 )
-def test_values_from_deepls_lists(name, allowed, good, bad):
-    for value in good:
-        assert choice({name: value}, name, allowed) == str(value).lower()
+def test_a_value_from_deepls_list_is_taken_in_lower_case(name, allowed, value):
+    assert choice({name: value}, name, allowed) == str(value).lower()
+
+
+@pytest.mark.parametrize(("name", "allowed"), [(name, allowed) for name, allowed, _, _ in CHOICES])
+def test_a_list_parameter_left_out_is_none(name, allowed):
     assert choice({}, name, allowed) is None
-    for value in bad:
-        with pytest.raises(InvalidRequest, match=rf"^Value for '{name}' not supported\.$"):
-            choice({name: value}, name, allowed)
+
+
+@pytest.mark.parametrize(
+    ("name", "allowed", "value"),
+    [(name, allowed, value) for name, allowed, _, bad in CHOICES for value in bad],
+)
+def test_a_value_not_on_deepls_list_is_refused_in_its_words(name, allowed, value):
+    with pytest.raises(InvalidRequest, match=NOT_SUPPORTED.format(name)):
+        choice({name: value}, name, allowed)
 
 
 def test_entries_in_tsv_and_csv():
