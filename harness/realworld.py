@@ -872,7 +872,7 @@ def text_to_translate(f: RealFile, original: bytes) -> str:
         pending = catalog.untranslated_entries() + catalog.fuzzy_entries()
         text = next((e.msgid for e in pending if _letters(e.msgid) and e.msgid), "")
     elif f.fmt in (".xlf", ".xliff"):
-        for unit in _xml(original).iter():
+        for unit in xml_root(original).iter():
             children = {_local(c.tag): c for c in unit} if _local(unit.tag) in ("trans-unit", "segment") else {}
             source = children.get("source")
             if source is not None and "target" not in children and not len(source) and not _translate_no(unit):
@@ -885,7 +885,7 @@ def text_to_translate(f: RealFile, original: bytes) -> str:
             for name in package.namelist():
                 if any(fnmatch.fnmatch(name, p) for p in kind.parts) and not name.startswith("META-INF/"):
                     with contextlib.suppress(etree.XMLSyntaxError):
-                        root = _xml(package.read(name))
+                        root = xml_root(package.read(name))
                         holders = [e for e in root.iter() if e.tag in kind.text or _local(e.tag) == "body"]
                         text = next((t for e in holders if _letters(t := "".join(e.itertext()))), "")
                 if _letters(text):
@@ -1106,7 +1106,7 @@ def _nplurals(plural_forms: str) -> int:
 _XLIFF_TARGET_ATTRIBUTES = {"target-language", "trgLang", "state", "subState"}
 
 
-def _xml(data: bytes) -> Any:
+def xml_root(data: bytes) -> Any:
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, remove_blank_text=False)
@@ -1125,7 +1125,7 @@ def judge_xliff(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     from lxml import etree
 
     try:
-        a, b = _xml(original), _xml(answer.data)
+        a, b = xml_root(original), xml_root(answer.data)
     except etree.XMLSyntaxError as exc:
         return [f"lxml cannot read the answer: {exc}"]
     problems = []
@@ -1177,15 +1177,15 @@ def _xliff_shape(root: Any) -> list[tuple[Any, ...]]:
 # back byte for byte; a cue's tags and inline timestamps all come back.
 
 _TAG = re.compile(r"<[^>]*>")
-_TIMESTAMP = re.compile(r"<\d{2}(?::\d{2}){1,2}\.\d{3}>")
+CUE_TIMESTAMP = re.compile(r"<\d{2}(?::\d{2}){1,2}\.\d{3}>")
 
 
-def _timing_lines(text: str) -> list[str]:
+def timing_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if "-->" in line]
 
 
 def _cue_markup(texts: list[str]) -> list[tuple[int, Any, Any]]:
-    return [(i, collections.Counter(_TAG.findall(t)), _TIMESTAMP.findall(t)) for i, t in enumerate(texts)]
+    return [(i, collections.Counter(_TAG.findall(t)), CUE_TIMESTAMP.findall(t)) for i, t in enumerate(texts)]
 
 
 def judge_vtt(f: RealFile, original: bytes, answer: Answer) -> list[str]:
@@ -1194,7 +1194,7 @@ def judge_vtt(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     problems, text, answer_text = decoded(f, original, answer)
     if answer_text is None:
         return problems
-    problems += _first_difference(_timing_lines(text), _timing_lines(answer_text), "timing lines")
+    problems += _first_difference(timing_lines(text), timing_lines(answer_text), "timing lines")
     fixed = [b for b in _blocks(text) if re.match(r"(WEBVTT|NOTE|STYLE|REGION)\b", b)]
     missing = _in_order(fixed, _blocks(answer_text))
     if missing:
@@ -1222,7 +1222,7 @@ def judge_srt(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     problems, text, answer_text = decoded(f, original, answer)
     if answer_text is None:
         return problems
-    problems += _first_difference(_timing_lines(text), _timing_lines(answer_text), "timing lines")
+    problems += _first_difference(timing_lines(text), timing_lines(answer_text), "timing lines")
     try:
         a = pysrt.from_string(text)
         b = pysrt.from_string(answer_text, error_handling=pysrt.ERROR_RAISE)
@@ -1595,7 +1595,7 @@ def judge_package(f: RealFile, original: bytes, answer: Answer) -> list[str]:
             problems.append(f"zip: {name} changed, and it holds no text the service translates")
             continue
         try:
-            root_a, root_b = _xml(x), _xml(y)
+            root_a, root_b = xml_root(x), xml_root(y)
         except etree.XMLSyntaxError as exc:
             problems.append(f"lxml: {name} is no longer XML: {exc}")
             continue

@@ -265,7 +265,7 @@ def test_django_ja_catalog_keeps_every_human_plural_and_passes_msgfmt(server):
 
 def test_po2xliff_xliff_1_1_is_accepted_and_answered_in_1_1(server):
     f, answer = answer_for(server, "django/django/contrib/admin/locale/ast/LC_MESSAGES/djangojs.po|po2xliff")
-    root = realworld._xml(answer.data)
+    root = realworld.xml_root(answer.data)
     assert (root.tag, root.get("version")) == ("{urn:oasis:names:tc:xliff:document:1.1}xliff", "1.1")
     assert answer.units, "its untranslated units were found"
 
@@ -273,14 +273,14 @@ def test_po2xliff_xliff_1_1_is_accepted_and_answered_in_1_1(server):
 def test_webvtt_youtube_dl_keeps_its_four_cues(server):
     # A timing line right after a cue's text, with no blank line, starts the next cue (the spec).
     f, answer = answer_for(server, "webvtt-py/tests/samples/youtube_dl.vtt")
-    timings = realworld._timing_lines(answer.data.decode())
-    assert len(timings) == 4 and timings == realworld._timing_lines(original(f).decode())
+    timings = realworld.timing_lines(answer.data.decode())
+    assert len(timings) == 4 and timings == realworld.timing_lines(original(f).decode())
 
 
 def test_webvtt_cue_tags_keep_their_inline_timestamps(server):
     f, answer = answer_for(server, "webvtt-py/tests/samples/cue_tags.vtt")
-    stamps = realworld._TIMESTAMP.findall(original(f).decode())
-    assert stamps and realworld._TIMESTAMP.findall(answer.data.decode()) == stamps
+    stamps = realworld.CUE_TIMESTAMP.findall(original(f).decode())
+    assert stamps and realworld.CUE_TIMESTAMP.findall(answer.data.decode()) == stamps
 
 
 @pytest.mark.parametrize("file_id", ["markdown/README.md", "jekyll-theme-chirpy/README.md"])

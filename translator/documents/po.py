@@ -31,7 +31,6 @@ import re
 
 from translator.documents.model import UTF8, Document, Unit
 from translator.documents.po_charset import _content_type, _declared_charset, _decode, _encoded, _names_utf8
-from translator.documents.po_plurals import _plural_of as _plural_of  # re-exported: tests evaluate it
 from translator.documents.po_plurals import _plurals
 from translator.documents.po_syntax import _ending, _Entry, _escape, _header, _parse, _width, _wrap, _written
 

@@ -30,7 +30,7 @@ class _Plurals:
     header: str | None  # the Plural-Forms value to write into the header, where it has none
 
 
-def _plural_of(expression: str, n: int) -> int | None:
+def plural_of(expression: str, n: int) -> int | None:
     """The form a Plural-Forms expression (C's ternaries, logic, comparisons and arithmetic on n)
     picks for `n`, None where it is not one gettext reads."""
     if len(expression) > _LONGEST_EXPRESSION:
@@ -139,5 +139,5 @@ def _plurals(header: _Entry | None, target_language: str) -> _Plurals:
             )
     if nplurals == 1:
         return _Plurals(1, None, written)
-    singular = _plural_of(rule, 1)
+    singular = plural_of(rule, 1)
     return _Plurals(nplurals, singular if singular is not None and 0 <= singular < nplurals else 0, written)

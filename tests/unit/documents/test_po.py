@@ -17,7 +17,7 @@ from translator.contract.schemas import Payload, TranslatedRecord, TranslationRe
 from translator.documents import jobs
 from translator.documents.formats import read_document, read_document_safely
 from translator.documents.model import BadDocument
-from translator.documents.po import _plural_of
+from translator.documents.po_plurals import plural_of
 
 pytestmark = pytest.mark.pure
 
@@ -376,12 +376,12 @@ def test_a_header_with_an_impossible_number_of_forms_is_refused(nplurals):
     ],
 )
 def test_plural_expressions_are_read_as_gettext_reads_them(expression, values):
-    assert [_plural_of(expression, n) for n in (0, 1, 2, 5, 11, 21, 101, 112)] == values
+    assert [plural_of(expression, n) for n in (0, 1, 2, 5, 11, 21, 101, 112)] == values
 
 
 @pytest.mark.parametrize("expression", ["", "n ==", "(n", "n ? 1", "n / 0", "plural", "n; 1", "(" * 400 + "n"])
 def test_an_expression_gettext_would_not_read_is_none(expression):
-    assert _plural_of(expression, 1) is None
+    assert plural_of(expression, 1) is None
 
 
 LATIN1 = (
