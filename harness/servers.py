@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
 import requests
 
 from harness.processes import marked, stop_tree
@@ -119,6 +120,29 @@ class Server:
     def metrics(self) -> str:
         return requests.get(f"{self.url}/metrics", timeout=30).text
 
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def listening(self) -> bool:
+        """Whether this server's own processes (it or a child: BentoML's arbiter binds the socket
+        and hands it to its workers) listen on its port."""
+        try:
+            root = psutil.Process(self.process.pid)
+            processes = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return False
+        for process in processes:
+            with contextlib.suppress(psutil.Error):
+                for connection in process.net_connections(kind="tcp"):
+                    if connection.status == psutil.CONN_LISTEN and connection.laddr.port == self.port:
+                        return True
+        return False
+
+    def lost_its_port(self) -> bool:
+        """Whether it exited because another process took its port first."""
+        return self.process.poll() is not None and "address already in use" in self.log().lower()
+
     def stop(self, timeout: float = 60) -> int | None:
         """SIGTERM to the whole process group, SIGKILL after `timeout` seconds; then SIGKILL to any
         worker that outlived it (harness/processes.py), which would keep the port and the memory."""
@@ -151,7 +175,10 @@ def wait_ready(
             raise RuntimeError(f"{server.name} says it will not be ready:\n{server.log_tail()}")
         try:
             response = requests.get(f"{server.url}{path}", timeout=10)
-            if response.status_code == 200 and check(response):
+            # Ready is this server's answer, not the answer of whatever holds the port: a free
+            # port is free when picked, and another test's server may take it before this one
+            # binds it (then this one exits, and the answer came from the other).
+            if response.status_code == 200 and check(response) and server.listening():
                 return server
         except requests.RequestException:
             pass
@@ -185,5 +212,14 @@ def start_server(
     config: Path | None = None,
     timeout: float = START_TIMEOUT_S,
 ) -> Server:
-    """`launch_server`, then wait until `/readyz` says ready (the engine loaded and warmed up)."""
-    return wait_ready(launch_server(bentoml_home, model_tag, log_path, config), "/readyz", timeout=timeout)
+    """`launch_server`, then wait until `/readyz` says ready (the engine loaded and warmed up).
+    A server whose port another process took between `free_port` and its bind is started again on
+    another port (three tries)."""
+    for attempt in range(3):
+        server = launch_server(bentoml_home, model_tag, log_path, config)
+        try:
+            return wait_ready(server, "/readyz", timeout=timeout)
+        except RuntimeError:
+            if attempt == 2 or not server.lost_its_port():
+                raise
+    raise AssertionError("unreachable")
