@@ -220,14 +220,24 @@ def test_ignore_tags_comma_separated_or_a_list():
         tag_names({"ignore_tags": [1]}, "ignore_tags")
 
 
-def test_errors_name_deepls_parameters_not_the_native_fields():
-    message = "text.3: length in characters exceeds the limit of 20000 (got 20001)"
-    native = {"error": "payload.records.3.text: length in characters exceeds the limit of 20000 (got 20001)"}
-    assert error_body(native) == {"message": message, "error": message}
-    assert error_body({"error": "payload.glossaryId: no glossary 'g'", "field": "payload.glossaryId"}) == {
-        "message": "glossary_id: no glossary 'g'",
-        "error": "glossary_id: no glossary 'g'",
-    }
+@pytest.mark.parametrize(
+    ("native", "deepls"),
+    [
+        (
+            "payload.records.3.text: length in characters exceeds the limit of 20000 (got 20001)",
+            "text.3: length in characters exceeds the limit of 20000 (got 20001)",
+        ),
+        ("payload.glossaryId: no glossary 'g'", "glossary_id: no glossary 'g'"),
+        # The request model's own validation names the field without its path.
+        (
+            "Invalid request: glossaryId: String should have at most 100 characters",
+            "Invalid request: glossary_id: String should have at most 100 characters",
+        ),
+    ],
+    ids=["a record's text", "the glossary, by its path", "the glossary, by its name"],
+)
+def test_errors_name_deepls_parameters_not_the_native_fields(native, deepls):
+    assert error_body({"error": native}) == {"message": deepls, "error": deepls}
 
 
 ENDE = Dictionary("en", "de", {"cat": "Katze", "dog": "Hund"})

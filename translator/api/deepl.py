@@ -91,7 +91,7 @@ def error_body(body: dict[str, Any]) -> dict[str, Any]:
 
 
 # The native API's fields as DeepL's parameters, in errors: `payload.records.3.text` is `text.3`.
-_FIELD_NAMES = ((r"payload\.records(\.\d+)?(\.text)?", r"text\1"), (r"payload\.glossaryId", "glossary_id"))
+_FIELD_NAMES = ((r"payload\.records(\.\d+)?(\.text)?", r"text\1"), (r"(?:payload\.)?\bglossaryId\b", "glossary_id"))
 
 
 def error_response(exc: TranslationError) -> Any:
