@@ -34,6 +34,16 @@ def docx(paragraphs: list[list[tuple[str, bool]]]) -> bytes:
     return package({"[Content_Types].xml": _CONTENT_TYPES, "word/document.xml": document, "word/styles.xml": styles})
 
 
+def docx_body(body: str, namespace: str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main") -> bytes:
+    """A .docx whose body is `body`, WordprocessingML written with the w: prefix, bound to
+    `namespace` (Transitional's, or Strict's `http://purl.oclc.org/ooxml/wordprocessingml/main`)."""
+    document = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+        f'<w:document xmlns:w="{namespace}"><w:body>{body}<w:sectPr/></w:body></w:document>'
+    )
+    return package({"[Content_Types].xml": _CONTENT_TYPES, "word/document.xml": document})
+
+
 def docx_runs(data: bytes) -> list[list[tuple[str, bool]]]:
     """The (text, bold) runs of each paragraph of a .docx's body, adjacent runs of one kind joined."""
     from lxml import etree

@@ -221,6 +221,13 @@ DAMAGE = {
         "",
         "holds no text",
     ),
+    "a docx paragraph left untranslated": (
+        # As the reader left it before #49: the runs with a line break between their texts skipped.
+        "pydocx/tests/fixtures/shift_enter.docx",
+        lambda data: _zip_with(data, "word/document.xml", lambda xml: xml.replace(b">CCC<", b">Ccc traduit<")),
+        "",
+        "came back untranslated",
+    ),
     "a docx hyperlink dropped": (
         "python-docx/features/steps/test_files/par-hyperlinks.docx",
         lambda data: _zip_with(

@@ -21,8 +21,29 @@ from translator.documents.runs import Names, stretches
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
-WORD = Names(f"{_W}p", f"{_W}r", f"{_W}rPr", f"{_W}t", frozenset({f"{_W}proofErr"}), f"{_W}hyperlink")
+
+
+def _word(w: str) -> Names:
+    return Names(
+        f"{w}p",
+        f"{w}r",
+        f"{w}rPr",
+        f"{w}t",
+        frozenset({f"{w}proofErr"}),
+        f"{w}hyperlink",
+        frozenset({f"{w}lastRenderedPageBreak"}),
+    )
+
+
+WORD = _word(_W)
+# Strict Office Open XML (ISO/IEC 29500 Strict, Word's "Strict Open XML Document"): the same
+# vocabulary in other namespaces. Read as Transitional was, it held no paragraph (#49: mammoth's
+# strict-format.docx said "nothing to translate").
+WORD_STRICT = _word("{http://purl.oclc.org/ooxml/wordprocessingml/main}")
+_AS = "{http://purl.oclc.org/ooxml/drawingml/main}"
 DRAWING = Names(f"{_A}p", f"{_A}r", f"{_A}rPr", f"{_A}t")
+DRAWING_STRICT = Names(f"{_AS}p", f"{_AS}r", f"{_AS}rPr", f"{_AS}t")
+_STRICT = {WORD: WORD_STRICT, DRAWING: DRAWING_STRICT}
 
 _WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")
 _SLIDE_PARTS = re.compile(r"^ppt/(slides/slide\d+|notesSlides/notesSlide\d+)\.xml$")
@@ -113,7 +134,7 @@ def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, c
         raise BadDocument("file: this zip has no ppt/ folder: it is not a .pptx presentation")
     originals = {name: archive.read(name) for name in wanted}
     roots = {name: parse_xml(original, name) for name, original in originals.items()}
-    found = [(name, stretch) for name, root in roots.items() for stretch in stretches(root, names)]
+    found = [(name, stretch) for name, root in roots.items() for stretch in stretches(root, _vocabulary(root, names))]
     units = [stretch.unit() for _, stretch in found]
 
     def write(translations: list[str]) -> bytes:
@@ -129,6 +150,14 @@ def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, c
         return archive.write({name: part.write() for name, part in parts.items()})
 
     return Document(units, write, content_type)
+
+
+def _vocabulary(root: Any, names: Names) -> Names:
+    """`names`, or their Strict counterparts where the part is written in Strict's namespaces."""
+    strict = _STRICT[names]
+    if root.find(f".//{strict.paragraph}") is not None or root.tag.startswith("{http://purl.oclc.org/ooxml/"):
+        return strict
+    return names
 
 
 def read_docx(data: bytes) -> Document:
