@@ -266,6 +266,23 @@ def test_a_translation_that_cannot_end_within_the_model_fails_as_truncated(trans
     assert "limit of 8 positions" in result.error
 
 
+def test_a_source_longer_than_the_checkpoints_positions_allow_is_split_before_it_is_sent(
+    translator, pairs, monkeypatch
+):
+    # As if the checkpoint had 64 positions (real M2M100 fine-tunes and distillations vary): a
+    # source row may hold (64 - 2 - 16) / 3 = 15 tokens for its translation to fit too. A longer
+    # one is cut at a clause and each part translated; the model never sees a row past that.
+    monkeypatch.setattr(translator, "max_positions", 64)
+    assert translator.max_source_tokens == 15
+    widths: list[int] = []
+    watch(translator, monkeypatch, lambda rows, targets: widths.extend(len(row) for row in rows))
+    long_pair = max(pairs, key=lambda p: len(translator._encode(p[0], p[2])))
+    assert len(translator._encode(long_pair[0], long_pair[2])) > 15, "the corpus has a sentence to cut"
+    [result] = translator.translate(pieces_of([long_pair]))
+    assert result.error is None and result.text
+    assert widths and max(widths) <= 15
+
+
 @pytest.mark.pure
 def test_split_clause_cuts_near_the_middle_at_punctuation_first():
     from translator.text.segment import split_clause

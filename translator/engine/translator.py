@@ -176,17 +176,41 @@ class Translator:
                 return f"unsupported {field} language {code!r}"
         return None
 
+    @property
+    def max_source_tokens(self) -> int:
+        """The longest source row sent to the model: one whose answer, at the output budget's
+        ratio, still fits the checkpoint's positions (335 tokens for 1,024 positions, 79 for 256).
+        Pieces are cut at 400 characters before they come here, which assumed the 418M's 1,024
+        positions; a checkpoint with fewer failed on longer rows (#49: CTranslate2's "no position
+        encodings are defined for positions >= 256")."""
+        room = self.max_positions - 2 - self.generation.max_length_margin
+        return max(1, int(room / max(1.0, self.generation.max_length_ratio)))
+
     def _translate_unique(self, keys: list[tuple[str, str, str, int]], depth: int = 0) -> list[PieceResult]:
         out: list[PieceResult] = [PieceResult(error="internal: not translated")] * len(keys)
         rows: dict[int, list[int]] = {}
+        too_long: list[int] = []
         for index, (source, _, text, _) in enumerate(keys):
             # Encoding is per piece and inside the isolation: one piece that the tokenizer rejects
             # fails alone, not the batch it was merged into.
             try:
-                rows[index] = self._encode(source, text)
+                row = self._encode(source, text)
             except Exception as exc:  # noqa: BLE001
                 logger.exception("encoding one piece failed")
                 out[index] = PieceResult(error=f"{type(exc).__name__}: {exc}")
+                continue
+            if len(row) > self.max_source_tokens and not self.generation.forced_new_tokens:
+                too_long.append(index)  # split before it is sent, never sent to fail
+            else:
+                rows[index] = row
+        for index in too_long:
+            failed = PieceResult(
+                error=f"a sentence of {len(self._encode(keys[index][0], keys[index][2]))} tokens is longer than "
+                f"the model's limit of {self.max_positions} positions allows ({self.max_source_tokens} with room for "
+                "its translation), and could not be cut at a clause; send shorter sentences",
+                error_kind=TRUNCATED,
+            )
+            out[index] = self._split_and_translate(keys[index], failed, depth)
         targets = {i: self.lang_ids[keys[i][1]] for i in rows}
         # Pieces that ask for alternatives search a wider beam: they run apart from the others.
         for hypotheses in sorted({keys[i][3] + 1 for i in rows}):
@@ -203,13 +227,14 @@ class Translator:
         return out
 
     def _split_and_translate(self, key: tuple[str, str, str, int], failed: PieceResult, depth: int) -> PieceResult:
-        """A piece whose translation does not end within the model's limit: translated in two
-        halves, cut at the clause boundary nearest its middle, and rejoined (without alternatives)."""
+        """A piece too long for the model (its source, or its translation that did not end within
+        the model's limit): translated in two halves, cut at the clause boundary nearest its middle,
+        and rejoined (without alternatives)."""
         source, target, text, _ = key
         halves = split_clause(text) if depth < MAX_SPLIT_DEPTH else None
         if halves is None:
             return failed
-        logger.warning("translation of a %d-character piece did not end; translating it in two parts", len(text))
+        logger.warning("a %d-character piece is too long for the model; translating it in two parts", len(text))
         parts = self._translate_unique([(source, target, half, 0) for half in halves], depth + 1)
         bad = next((part for part in parts if part.error is not None), None)
         if bad is not None:
