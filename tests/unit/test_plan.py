@@ -324,6 +324,24 @@ def test_an_unclosed_element_not_to_translate_ends_where_html_ends_it(document):
     assert "Keep" in answer or "Bob" in answer
 
 
+@pytest.mark.parametrize(
+    ("document", "kept"),
+    [
+        ("<p><code>x = 1<br>y = 2</code></p>", "<code>x = 1<br>y = 2</code>"),
+        ("<p>Run <samp>make<br/>make test</samp> first.</p>", "<samp>make<br/>make test</samp>"),
+        ('<p><span translate="no">Keep<br>this</span> Translate me please.</p>', "Keep<br>this"),
+        ("<p><kbd>Ctrl<img src=plus.png>C</kbd> copies.</p>", "<kbd>Ctrl<img src=plus.png>C</kbd>"),
+        ("<p><code>a<input value=b>c</code> ok</p>", "<code>a<input value=b>c</code>"),
+    ],
+    ids=["code", "samp", "translate=no", "an image inside", "a form control inside"],
+)
+def test_an_element_not_to_translate_stays_so_across_a_line_break_or_any_phrasing_child(document, kept):
+    # #49: docutils' quickref.html came back with `y = 2` translated: the element was taken as
+    # ended at the `<br>`.
+    answer, _, _ = translate(document, upper)
+    assert kept in answer
+
+
 def test_markup_cut_off_at_the_end_is_kept_as_markup():
     for tail in ("<b", "<!-- open", "</di"):
         answer, first, _ = translate(f"<p>Hello there.</p>{tail}", upper)

@@ -209,11 +209,24 @@ def _element_end(events: list[tuple[str, str, list, int, int]], index: int, name
     return len(events) - 1, False
 
 
+# HTML's phrasing content beyond the inline elements above: none of them ends an open `<p>` or an
+# inline element. `<code>x = 1<br>y = 2</code>` is one element; read as ended at the `<br>`, its
+# second line was translated (#49: docutils' quickref.html, `<samp>`, `translate="no"`).
+PHRASING = (
+    INLINE
+    | KEPT_INLINE
+    | INLINE_VOID
+    | frozenset(
+        "br button canvas embed iframe input meter object output picture progress select slot svg math template "
+        "textarea audio video script noscript".split()
+    )
+)
+
+
 def _ends(name: str, starting: str) -> bool:
     """Whether a `starting` tag implies the end of an open `name` element."""
-    phrasing = INLINE | KEPT_INLINE | INLINE_VOID
     if name == "p" or name in INLINE or name in KEPT_INLINE:
-        return starting not in phrasing
+        return starting not in PHRASING
     return starting in _IMPLIED_BY.get(name, ())
 
 
