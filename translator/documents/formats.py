@@ -20,6 +20,7 @@ READERS: dict[str, Callable[[bytes], Document]] = {
     ".odp": lambda data: packages.read_odf(data, "odp"),
     ".ods": lambda data: packages.read_odf(data, "ods"),
     ".epub": packages.read_epub,
+    ".xhtml": web.read_xhtml,
 }
 # Text formats that say nothing of their encoding (an HTML page's <meta> aside): read in the one a
 # client names (the `encoding` field), else in UTF-8 or the one detection finds. Every other format

@@ -78,3 +78,28 @@ def read_html(data: bytes, encoding: TextEncoding | None = None) -> Document:
         return encoding.bom + "".join(out).encode(encoding.codec, errors="xmlcharrefreplace")
 
     return Document([Unit(fragments[i], "html") for i in slots], write, f"text/html; charset={encoding.charset}")
+
+
+def read_xhtml(data: bytes) -> Document:
+    """An XHTML page (.xhtml): XML, so read as XML declares it (its encoding from the declaration
+    or a byte-order mark, a file that is not well-formed refused), and translated as HTML is, as
+    EPUB's chapters are: only text changes, every tag and declaration comes back as it was."""
+    from translator.documents import xmltext
+    from translator.documents.ooxml import parse_xml
+
+    try:
+        root = parse_xml(data, "page")
+    except BadDocument as exc:  # named as a page, not as a part of a package
+        raise BadDocument(str(exc).replace("part 'page'", "this .xhtml page"), field="file") from exc
+    text, codec = xmltext.decode(data, root)
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    fragments = fragments_of(text[len(bom) :])
+    slots = [i for i, f in enumerate(fragments) if any(t.kind == TEXT and t.text.strip() for t in html_tokens(f))]
+
+    def write(translations: list[str]) -> bytes:
+        out = list(fragments)
+        for index, translation in zip(slots, translations, strict=True):
+            out[index] = translation
+        return xmltext.encode(bom + "".join(out), codec)
+
+    return Document([Unit(fragments[i], "html") for i in slots], write, f"application/xhtml+xml; charset={codec}")
