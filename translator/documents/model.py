@@ -210,6 +210,9 @@ def decode_legacy_text(data: bytes, what: str, declared: TextEncoding | None = N
         return _decode_declared(data, what, declared), declared
     nul = data.find(b"\x00")
     if nul == -1:
+        escaped = _iso2022(data)
+        if escaped is not None:
+            return escaped
         try:
             return data.decode("utf-8"), UTF8
         except UnicodeDecodeError as exc:
@@ -241,6 +244,33 @@ def decode_legacy_text(data: bytes, what: str, declared: TextEncoding | None = N
             f"(U+{ord(control.group()):04X} at character {control.start()}): is it text?"
         )
     return text, encoding
+
+
+# ISO-2022's designations (ESC $ B: JIS X 0208; ESC $ ) C: KS X 1001; ESC $ A: GB 2312; ...):
+# 7-bit encodings, so their bytes read as UTF-8 too, escapes and all (#49: an ISO-2022-JP file
+# was read as UTF-8 and its escape sequences translated as text). A text file has no ESC, so one
+# of these is evidence on its own.
+_ISO2022_ESCAPE = re.compile(rb"\x1b(?:\$[@AB]|\$\([CDQ]|\$\)[ACG]|\(I|\(J)")
+_ISO2022 = (
+    TextEncoding("iso2022_jp", "iso-2022-jp"),
+    TextEncoding("iso2022_jp_2", "iso-2022-jp-2"),
+    TextEncoding("iso2022_kr", "iso-2022-kr"),
+)
+
+
+def _iso2022(data: bytes) -> tuple[str, TextEncoding] | None:
+    """A 7-bit ISO-2022 file's text and encoding (the narrowest of the family that reads it whole),
+    None where the bytes carry no ISO-2022 escape or none of the family reads them."""
+    if not _ISO2022_ESCAPE.search(data[:DETECTION_SAMPLE]) or any(byte > 0x7F for byte in data):
+        return None
+    for encoding in _ISO2022:
+        try:
+            text = data.decode(encoding.codec)
+        except UnicodeDecodeError:
+            continue
+        if "\x1b" not in text and not _CONTROL.search(text):
+            return text, encoding
+    return None
 
 
 def _decode_declared(data: bytes, what: str, declared: TextEncoding) -> str:
@@ -299,7 +329,21 @@ def _detect(sample: bytes, candidates: dict[str, str]) -> TextEncoding | None:
     language = max(close.values(), key=lambda match: match.coherence).language
     usual = [name for name in _USUAL_ENCODINGS.get(language, ("cp1252",)) if name in close]
     name = usual[0] if usual else coherent[0]
+    if name == "cp1250" and "iso8859_2" in close and _latin2_not_windows(sample):
+        name = "iso8859_2"
     return TextEncoding(name, candidates[name])
+
+
+# Where ISO-8859-2 and windows-1250 read a byte differently above 0x9F (ISO-8859-2's Ą ą Ś ś Ť ť
+# Ź ź Ľ ľ are windows-1250's ¥ ą... or symbols: 0xB6 is ś or ¶).
+_LATIN2_ONLY = frozenset(b"\xa1\xa5\xa6\xa9\xab\xac\xae\xb1\xb5\xb6\xb9\xbb\xbc\xbe")
+
+
+def _latin2_not_windows(sample: bytes) -> bool:
+    """Whether Central European bytes are ISO-8859-2's rather than windows-1250's: windows-1250
+    writes Š š Ś ś Ť ť Ž ž Ź ź in 0x80-0x9F, which ISO-8859-2 leaves to control codes; a file with
+    none there but bytes the two read differently is ISO-8859-2 (#49: 'ś' read as '¶')."""
+    return not any(0x80 <= byte <= 0x9F for byte in sample) and any(byte in _LATIN2_ONLY for byte in sample)
 
 
 def text_document(units: list[Unit], render: Callable[[list[str]], str], mime: str, encoding: TextEncoding) -> Document:

@@ -144,6 +144,64 @@ def test_where_readings_tie_the_languages_usual_encoding_wins(codec, charset, li
     assert_read_and_written_back_in(codec, charset, lines)
 
 
+POLISH_LINES = [
+    "Zażółć gęślą jaźń. Świat się śmieje, a ślimak śpi w słońcu.",
+    "Ściana, śnieg, źródło i ślub: wszystko to było dawno temu.",
+    "Każdego dnia chodziła po świeże owoce do sąsiedniej wsi.",
+    "Dawno temu żyła sobie królowa, która miała piękną córkę.",
+]
+
+
+# Only ź of ISO-8859-2's own letters (ą and ś would read as symbols in windows-1250, which
+# charset-normalizer already weighs): windows-1250 reads it as Ľ, as cleanly, and won as Polish's
+# usual encoding.
+POLISH_WITH_Z_ACUTE = [
+    "Woda w źródle jest zimna i czysta, a obok rosła trawa.",
+    "Kupiłem źrebię od starego rolnika z pobliskiej wioski.",
+    "Jego źrenice były duże i ciemne, jak u kota w nocy.",
+    "Po źródłach rzeki chodził tylko stary rybak.",
+]
+
+
+@pytest.mark.parametrize(
+    ("codec", "charset", "lines"),
+    [
+        ("iso8859_2", "iso-8859-2", POLISH_LINES),
+        ("iso8859_2", "iso-8859-2", POLISH_WITH_Z_ACUTE),
+        ("cp1250", "windows-1250", POLISH_LINES),
+    ],
+    ids=["ISO-8859-2", "ISO-8859-2 that reads as cleanly in windows-1250", "windows-1250"],
+)
+def test_iso_8859_2_is_told_from_windows_1250_by_the_bytes_windows_uses_for_letters(codec, charset, lines):
+    # #49: Polish in ISO-8859-2 was read as windows-1250 where both read as cleanly ('ś' became
+    # '¶'). Windows-1250 writes Ś ś Ź ź Š š in 0x80-0x9F, ISO-8859-2 never: a file with none
+    # there but ISO-8859-2's own letters is ISO-8859-2; one with them stays windows-1250.
+    assert_read_and_written_back_in(codec, charset, lines)
+
+
+@pytest.mark.parametrize(
+    ("codec", "charset", "lines"),
+    [
+        (
+            "iso2022_jp",
+            "iso-2022-jp",
+            ["昔々、ある村に親切なおじいさんが住んでいました。", "毎日山へ芝刈りに行きました。"],
+        ),
+        ("iso2022_kr", "iso-2022-kr", ["옛날 옛적에 착한 나무꾼이 살았습니다.", "그는 매일 산에 갔습니다."]),
+    ],
+)
+def test_seven_bit_iso_2022_files_are_told_by_their_escapes(codec, charset, lines):
+    # #49: all bytes below 0x80, so they read as UTF-8 too, and the escape sequences were
+    # translated as text.
+    assert_read_and_written_back_in(codec, charset, lines)
+
+
+def test_an_escape_byte_in_text_that_is_no_iso_2022_designation_is_not_taken_for_one():
+    # ESC [ (a terminal's colour code) is no ISO-2022 designation: the file stays what it was.
+    document = read_document("log.txt", b"\x1b[31mred\x1b[0m and plain\n", "en")
+    assert document.content_type == "text/plain; charset=utf-8"
+
+
 def test_utf16_without_a_byte_order_mark_is_told_by_its_nul_bytes():
     text = "\n".join(FRENCH) + "\n"
     for codec, charset in (("utf-16-le", "utf-16le"), ("utf-16-be", "utf-16be")):
