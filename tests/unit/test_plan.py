@@ -125,6 +125,9 @@ def test_text_without_letters_is_not_sent():
         "{name}",
         "{{ user.name }}",
         "${HOME}",
+        "%1",
+        "%{count}",
+        "$t(common.app_name)",
         "https://example.com/a?b=c",
         "a@b.org",
     ],
@@ -143,6 +146,20 @@ def test_placeholder_spans():
     text = "See https://en.wikipedia.org/wiki/Python_(language). Write to me@x.org, 50 % of {0} %d %"
     found = [text[a:b] for a, b in placeholder_spans(text)]
     assert found == ["https://en.wikipedia.org/wiki/Python_(language)", "me@x.org", "{0}", "%d"]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Open %1 in %2.", ["%1", "%2"]),
+        ("Up 50% today, 20 % of %1", ["%1"]),
+        ("%{count} files, %{name}'s", ["%{count}", "%{name}"]),
+        ('See $t(common.more) and $t(items, {"count": 2}).', ["$t(common.more)", '$t(items, {"count": 2})']),
+    ],
+    ids=["positional", "not a percentage", "rails", "i18next nesting"],
+)
+def test_placeholder_families_of_catalogs(text, found):
+    assert [text[a:b] for a, b in placeholder_spans(text)] == found
 
 
 def test_tokens_cover_the_source_exactly():

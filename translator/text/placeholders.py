@@ -1,7 +1,8 @@
 """Spans of text that must come back byte-identical: placeholders, URLs and e-mail addresses.
 
 Localization tools send strings with placeholders their software fills in later (Weblate's own
-`[X7X]` tokens, printf's `%s` and `%(name)s`, `{name}`, `{{ name }}`, `${name}`); a translation that
+`[X7X]` tokens, printf's `%s` and `%(name)s`, Qt's `%1`, Rails' `%{name}`, i18next's `$t(key)`,
+`{name}`, `{{ name }}`, `${name}`); a translation that
 changes one breaks the program that uses it. URLs and e-mail addresses are not words either.
 `translator/text/placement.py` keeps each span found here verbatim: around the model's translation of
 the whole sentence when the model copied it, or by translating the text between them otherwise.
@@ -18,6 +19,13 @@ _PATTERNS = (
     r"\[X\d+X\]",
     # printf: %s, %d, %1$s, %-5.2f, %(name)s, %@ (Objective-C); no space flag, so "50 % of" is text.
     r"%(?:\(\w+\)|\d+\$)?[-+0#]*(?:\d+|\*)?(?:\.\d+)?[hlLqjzt]{0,2}[diouxXeEfFgGcrsaAp@]",
+    # Qt's and JupyterLab's positional %1 ... %99 (#49: lost in 92 of 92 strings of a language
+    # pack); not a percentage ("50%", "50 % of"), which a digit or a space comes before.
+    r"(?<![\w%])%\d{1,2}(?![\w$])",
+    # Rails' and Polyglot's %{name}, whole (its `%` is the placeholder's, not a percent sign).
+    r"%\{\w+\}",
+    # i18next's nesting: $t(key), $t(key, {"count": 2}).
+    r"\$t\([^()\n]*\)",
     # {name}, {0}, {}, {{ name }}, ${name}, {user.name}, {count:02d}
     r"\$?\{\{?\s*[\w.:$-]*\s*\}\}?",
     # URLs stop at whitespace, quotes, brackets, and at CJK characters and punctuation (Chinese and
