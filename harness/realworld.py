@@ -200,6 +200,13 @@ PYDOCX = _pypi(
 DOCUTILS = _pypi(
     "docutils", "0.21.2", "docutils-0.21.2.tar.gz", "3a6b18732edf182daa3cd12775bbb338cf5691468f91eeeb109deff6ebfa986f"
 )
+# JupyterLab's language packs: gettext catalogs in JSON, translated by people (#49).
+JUPYTERLAB_DE = _pypi(
+    "jupyterlab-language-pack-de-DE",
+    "4.5.post3",
+    "jupyterlab_language_pack_de_de-4.5.post3-py2.py3-none-any.whl",
+    "b716b56f7e0c884f42152d5e36c253ea0f32ca41f99097d842d3934f4a4bc7fb",
+)
 # Docusaurus' theme catalogs: plural forms in one string, `|` between them (#49).
 DOCUSAURUS = _npm(
     "@docusaurus/theme-translations", "3.10.2", "fb437137d55c487b8598832c037bd9d29490624c6fa39de45b1a6a79fbd52220"
@@ -325,6 +332,16 @@ MANIFEST: list[RealFile] = [
     RealFile(MAMMOTH, "test/test-data/strict-format.docx", "en", "fr", ci=True),
     RealFile(DOCUTILS, "docs/user/rst/quickref.html", "en", "de", ci=True),
     RealFile(DOCUSAURUS, "locales/base/theme-common.json", "en", "fr", ci=True),
+    RealFile(
+        JUPYTERLAB_DE, "jupyterlab_language_pack_de_DE/locale/de_DE/LC_MESSAGES/jupyterlab.json", "en", "de", ci=True
+    ),
+    *_files(
+        JUPYTERLAB_DE,
+        "jupyterlab_language_pack_de_DE/locale/de_DE/LC_MESSAGES/{}.json",
+        "jupyterlab_git jupyterlab_lsp jupyter_archive",
+        source="en",
+        target="de",
+    ),
     RealFile(DOCUSAURUS, "locales/de/theme-common.json", "de", "en"),
     RealFile(DOCUSAURUS, "locales/ru/theme-common.json", "ru", "en"),
     RealFile(
@@ -946,7 +963,12 @@ def _texts(fmt: str, text: str) -> Iterator[str]:
     import yaml
 
     if fmt == ".json":
-        yield from _strings(json.loads(text))
+        tree = json.loads(text)
+        catalog = _gettext_json(tree)
+        if catalog is None:
+            yield from _strings(tree)
+        else:  # what a gettext catalog asks for: the msgids nobody translated
+            yield from (k.split("\x04")[-1] for k, v in catalog.items() if k and not _translated(v))
     elif fmt in (".yaml", ".yml"):
         for document in yaml.compose_all(text):
             yield from (node.value for node in _scalar_values(document) if node.tag.endswith(":str"))
@@ -1477,7 +1499,30 @@ def judge_json(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     keys = [re.findall(r'("(?:[^"\\]|\\.)*")\s*:', t) for t in (text, answer_text)]
     problems += _first_difference(keys[0], keys[1], "JSON keys")
     problems += _first_difference(_plural_forms(a), _plural_forms(b), "json: plural forms of '|'-separated messages")
+    catalog_a, catalog_b = _gettext_json(a), _gettext_json(b)
+    if catalog_a is not None:
+        if catalog_b is None or catalog_b.get("") != catalog_a[""]:
+            problems.append("json: the gettext catalog's header changed")
+        else:
+            changed = [k for k, v in catalog_a.items() if k and _translated(v) and catalog_b.get(k) != v]
+            if changed:
+                problems.append(f"json: {len(changed)} translations people made changed, as {changed[:3]!r}")
     return problems
+
+
+def _gettext_json(tree: Any) -> dict[str, Any] | None:
+    """A gettext catalog in JSON (Jed's, JupyterLab's): the object whose "" key is the header."""
+    fields = {"domain", "lang", "language", "plural_forms", "plural-forms", "Plural-Forms"}
+    candidates = [tree] + (list(tree.get("locale_data", {}).values()) if isinstance(tree, dict) else [])
+    for catalog in candidates:
+        if isinstance(catalog, dict) and isinstance(catalog.get(""), dict) and fields & set(catalog[""]):
+            return catalog
+    return None
+
+
+def _translated(value: Any) -> bool:
+    forms = value if isinstance(value, list) else [value]
+    return any(isinstance(form, str) and form.strip() for form in forms)
 
 
 def _plural_forms(tree: Any) -> list[tuple[str, int]]:

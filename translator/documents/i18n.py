@@ -100,12 +100,89 @@ def _forms(value: str, key: str | None) -> list[str]:
     return [value]
 
 
+# gettext catalogs in JSON (Jed, JupyterLab's language packs, po2json): an object whose "" key holds
+# the header (domain, language, plural forms), every other key a msgid (its context before \x04)
+# and its value the msgstr forms; Jed nests it as locale_data.<domain>.
+_HEADER_FIELDS = frozenset({"domain", "lang", "language", "plural_forms", "plural-forms", "Plural-Forms"})
+_CONTEXT = "\x04"
+
+
+def gettext_catalog_path(tree: Any) -> list[str] | None:
+    """The keys leading to a gettext catalog's object in a parsed JSON file, None if it is none."""
+
+    def header(value: Any) -> bool:
+        return isinstance(value, dict) and bool(_HEADER_FIELDS & set(value))
+
+    if isinstance(tree, dict) and header(tree.get("")):
+        return []
+    locale_data = tree.get("locale_data") if isinstance(tree, dict) else None
+    if isinstance(locale_data, dict):
+        for domain, catalog in locale_data.items():
+            if isinstance(catalog, dict) and header(catalog.get("")):
+                return ["locale_data", domain]
+    return None
+
+
+def _gettext_forms(text: str, path: list[str]) -> dict[str, list[tuple[int, int, str]]]:
+    """Each entry of the catalog at `path` (its key) and its msgstr forms where they stand."""
+    frames: list[list[str | None]] = []
+    entries: dict[str, list[tuple[int, int, str]]] = {}
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("{", "["):
+            frames.append([token, None])
+        elif token in ("}", "]"):
+            frames.pop()
+        elif match.group("key") is not None:
+            frames[-1][1] = json.loads(token)
+        elif len(frames) == len(path) + 2 and frames[-1][0] == "[" and frames[-2][0] == "{":
+            keys = [frame[1] for frame in frames[:-2]]
+            if all(frame[0] == "{" for frame in frames[:-2]) and keys == path and frames[-2][1]:
+                entries.setdefault(str(frames[-2][1]), []).append((match.start(), match.end(), json.loads(token)))
+        elif len(frames) == len(path) + 1 and frames[-1][0] == "{" and frames[-1][1]:
+            # po2json's and some tools' entries whose msgstr is a string, not a list.
+            keys = [frame[1] for frame in frames[:-1]]
+            if all(frame[0] == "{" for frame in frames[:-1]) and keys == path:
+                entries.setdefault(str(frames[-1][1]), []).append((match.start(), match.end(), json.loads(token)))
+    return entries
+
+
+def _read_gettext_json(text: str, encoding: Any, path: list[str]) -> Document:
+    """A gettext catalog in JSON read as PO is: the header never touched, a person's translation
+    never overwritten; only entries whose every form is empty get the msgid's translation (each
+    form the same one, as the catalog does not hold the msgid's plural) (#49: JupyterLab's German
+    language pack had all 1,025 translations replaced and its header translated)."""
+    entries = _gettext_forms(text, path)
+    todo = [(key, forms) for key, forms in entries.items() if not any(value.strip() for _, _, value in forms)]
+    units = [Unit(key.split(_CONTEXT, 1)[-1]) for key, _ in todo]
+
+    escaped = text.isascii() and "\\u" in text  # as the file writes its non-ASCII text
+
+    def write(translations: list[str]) -> bytes:
+        edits = sorted(
+            (start, end, json.dumps(translation, ensure_ascii=escaped))
+            for (_, forms), translation in zip(todo, translations, strict=True)
+            for start, end, _ in forms
+        )
+        out, last = [], 0
+        for start, end, replacement in edits:
+            out += [text[last:start], replacement]
+            last = end
+        out.append(text[last:])
+        return encoding.bom + "".join(out).encode(encoding.codec)
+
+    return Document(units, write, "application/json")
+
+
 def read_json(data: bytes) -> Document:
     text, encoding = decode_text(data, "JSON")
     try:
-        json.loads(text)
+        tree = json.loads(text)
     except ValueError as exc:
         raise BadDocument(f"file: not valid JSON ({str(exc)[:200]})") from exc
+    catalog = gettext_catalog_path(tree)
+    if catalog is not None:
+        return _read_gettext_json(text, encoding, catalog)
     # Each string value where it stands, so that keys, numbers, escapes and layout come back byte
     # for byte, and a value left as it was too.
     values = _json_strings(text)

@@ -106,3 +106,55 @@ def test_a_separator_in_a_forms_translation_does_not_make_another_form():
     document = read_document("theme-common.json", PLURALS.encode(), "de")
     out = json.loads(document.write(["Ein | Beitrag", "{count} Beiträge", "x"]))
     assert out["theme.blog.post.plurals"].count("|") == 1
+
+
+# gettext catalogs in JSON (#49): JupyterLab's language packs had every human translation replaced,
+# the header's plural_forms, domain and version turned into sentences, and %1/%2 lost.
+JUPYTERLAB = (
+    '{\n    "": {\n        "domain": "jupyterlab",\n        "language": "de-DE",\n'
+    '        "plural_forms": "nplurals=2; plural=(n != 1);",\n        "version": "jupyterlab"\n    },\n'
+    '    "Open %1 in %2": [\n        "%1 in %2 \\u00f6ffnen"\n    ],\n'
+    '    "%1 Item": [\n        "%1 Element",\n        "%1 Elemente"\n    ],\n'
+    '    "menu\\u0004Save": [\n        ""\n    ],\n'
+    '    "%1 file": [\n        "",\n        ""\n    ]\n}\n'
+)
+JED = {
+    "locale_data": {
+        "messages": {
+            "": {"domain": "messages", "lang": "de", "plural_forms": "nplurals=2; plural=(n != 1);"},
+            "Hello": ["Hallo"],
+            "Open": [""],
+            "Done": "",
+        }
+    }
+}
+
+
+def test_a_gettext_catalog_in_json_fills_only_its_empty_entries_as_po_does():
+    document = read_document("jupyterlab.json", JUPYTERLAB.encode(), "de")
+    # The msgids of the entries nobody translated, their context left out; header and people's
+    # translations are no units at all.
+    assert [unit.text for unit in document.units] == ["Save", "%1 file"]
+    out = document.write(["Speichern", "%1 Datei"])
+    tree = json.loads(out)
+    assert tree[""] == json.loads(JUPYTERLAB)[""]
+    assert tree["Open %1 in %2"] == ["%1 in %2 öffnen"] and tree["%1 Item"] == ["%1 Element", "%1 Elemente"]
+    assert tree["menu\u0004Save"] == ["Speichern"] and tree["%1 file"] == ["%1 Datei", "%1 Datei"]
+    # Every other byte as it was, \u escapes where the file writes them.
+    assert out.decode() == JUPYTERLAB.replace('[\n        ""\n    ]', '[\n        "Speichern"\n    ]', 1).replace(
+        '"",\n        ""', '"%1 Datei",\n        "%1 Datei"'
+    )
+
+
+def test_a_catalog_translated_whole_has_nothing_to_translate():
+    translated = JUPYTERLAB.replace('"menu\\u0004Save": [\n        ""', '"menu\\u0004Save": [\n        "Speichern"')
+    translated = translated.replace('"",\n        ""', '"%1 Datei",\n        "%1 Dateien"')
+    document = read_document("jupyterlab.json", translated.encode(), "de")
+    assert document.units == [] and document.write([]) == translated.encode()
+
+
+def test_jeds_catalog_under_locale_data_is_read_as_one():
+    document = read_document("messages.json", json.dumps(JED).encode(), "de")
+    assert [unit.text for unit in document.units] == ["Open", "Done"]
+    catalog = json.loads(document.write(["Öffnen", "Fertig"]))["locale_data"]["messages"]
+    assert catalog["Hello"] == ["Hallo"] and catalog["Open"] == ["Öffnen"] and catalog["Done"] == "Fertig"
