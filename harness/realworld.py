@@ -200,6 +200,13 @@ PYDOCX = _pypi(
 DOCUTILS = _pypi(
     "docutils", "0.21.2", "docutils-0.21.2.tar.gz", "3a6b18732edf182daa3cd12775bbb338cf5691468f91eeeb109deff6ebfa986f"
 )
+# django-allauth's English catalog: markup with placeholders inside msgids (#49).
+ALLAUTH = _pypi(
+    "django-allauth",
+    "65.21.1",
+    "django_allauth-65.21.1-py3-none-any.whl",
+    "7bdf018c9f3f0a32c80677f84e7777272d9c833b180bd6734314c4831c802a9e",
+)
 # JupyterLab's language packs: gettext catalogs in JSON, translated by people (#49).
 JUPYTERLAB_DE = _pypi(
     "jupyterlab-language-pack-de-DE",
@@ -332,6 +339,7 @@ MANIFEST: list[RealFile] = [
     RealFile(MAMMOTH, "test/test-data/strict-format.docx", "en", "fr", ci=True),
     RealFile(DOCUTILS, "docs/user/rst/quickref.html", "en", "de", ci=True),
     RealFile(DOCUSAURUS, "locales/base/theme-common.json", "en", "fr", ci=True),
+    RealFile(ALLAUTH, "allauth/locale/en/LC_MESSAGES/django.po", "en", "fr", ci=True, plurals=2),
     RealFile(
         JUPYTERLAB_DE, "jupyterlab_language_pack_de_DE/locale/de_DE/LC_MESSAGES/jupyterlab.json", "en", "de", ci=True
     ),
@@ -1155,6 +1163,13 @@ def judge_po(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     ]
     if wrong:
         problems.append(f"polib: plural translations without the header's nplurals={answer_plurals} forms: {wrong[:3]}")
+    lost = [
+        y.msgid[:60]
+        for x, y in zip(a_entries, b_entries, strict=False)
+        if not x.translated() and y.msgstr and _markup(y.msgid) != _markup(y.msgstr)
+    ]
+    if lost:
+        problems.append(f"lxml: {len(lost)} translations lost or changed their msgid's markup, e.g. {lost[:3]}")
     missing = _in_order(_kept_po_blocks(text), _blocks(answer_text))
     if missing:
         problems.append(
@@ -1508,6 +1523,27 @@ def judge_json(f: RealFile, original: bytes, answer: Answer) -> list[str]:
             if changed:
                 problems.append(f"json: {len(changed)} translations people made changed, as {changed[:3]!r}")
     return problems
+
+
+def _markup(text: str) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+    """The elements of an HTML fragment as lxml reads it, each (tag, its attributes), sorted: what
+    a translation of a catalog string must keep (#49: `<a href="mailto:%(email)s">` cut apart)."""
+    if "<" not in text:
+        return []
+    import lxml.html
+
+    try:
+        fragments = lxml.html.fragments_fromstring(f"<div>{text}</div>")
+    except Exception:  # noqa: BLE001 - no markup lxml can read is no markup to keep
+        return []
+    found = [
+        (element.tag, tuple(sorted(element.attrib.items())))
+        for fragment in fragments
+        if not isinstance(fragment, str)
+        for element in fragment.iter()
+        if isinstance(element.tag, str) and element is not fragment
+    ]
+    return sorted(found)
 
 
 def _gettext_json(tree: Any) -> dict[str, Any] | None:

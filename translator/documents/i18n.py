@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from translator.documents.model import BadDocument, Document, Unit, decode_text
+from translator.text.inline import unit_format
 
 # A string token of valid JSON (outside strings there are no quotes), and whether a `:` makes it a key;
 # or a bracket, which opens (closes) an object or an array.
@@ -154,7 +155,8 @@ def _read_gettext_json(text: str, encoding: Any, path: list[str]) -> Document:
     language pack had all 1,025 translations replaced and its header translated)."""
     entries = _gettext_forms(text, path)
     todo = [(key, forms) for key, forms in entries.items() if not any(value.strip() for _, _, value in forms)]
-    units = [Unit(key.split(_CONTEXT, 1)[-1]) for key, _ in todo]
+    msgids = [key.split(_CONTEXT, 1)[-1] for key, _ in todo]
+    units = [Unit(msgid, unit_format(msgid)) for msgid in msgids]
 
     escaped = text.isascii() and "\\u" in text  # as the file writes its non-ASCII text
 
@@ -207,7 +209,8 @@ def read_json(data: bytes) -> Document:
         out.append(text[last:])
         return encoding.bom + "".join(out).encode(encoding.codec)
 
-    return Document([Unit(forms[index][at]) for index, at in slots], write, "application/json")
+    texts = [forms[index][at] for index, at in slots]
+    return Document([Unit(text, unit_format(text)) for text in texts], write, "application/json")
 
 
 # An anchor (`&name`) or a tag (`!!str`) before a scalar: kept in front of its translation.
@@ -264,7 +267,7 @@ def read_yaml(data: bytes) -> Document:
         out.append(text[last:])
         return encoding.bom + "".join(out).encode(encoding.codec)
 
-    return Document([Unit(node.value) for node, _ in nodes], write, "application/yaml")
+    return Document([Unit(node.value, unit_format(node.value)) for node, _ in nodes], write, "application/yaml")
 
 
 def _scalar(node: Any) -> str | None:

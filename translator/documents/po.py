@@ -33,6 +33,7 @@ from translator.documents.model import UTF8, Document, Unit
 from translator.documents.po_charset import _content_type, _declared_charset, _decode, _encoded, _names_utf8
 from translator.documents.po_plurals import _plurals
 from translator.documents.po_syntax import _ending, _Entry, _escape, _header, _parse, _width, _wrap, _written
+from translator.text.inline import unit_format
 
 
 def _header_edits(header: _Entry, lines: list[str], value: str, width: int | None) -> list[tuple[int, int, list[str]]]:
@@ -87,7 +88,8 @@ def read_po(data: bytes, target_language: str = "") -> Document:
         lose = [form for form in forms if form not in wanted and (fuzzy or form not in done)]
         todo.append((entry, fill, lose))
     sources = [[key for key in ("msgid", "msgid_plural") if key in fill.values()] for _, fill, _ in todo]
-    units = [Unit(entry.fields[key].value) for (entry, _, _), keys in zip(todo, sources, strict=True) for key in keys]
+    values = [entry.fields[key].value for (entry, _, _), keys in zip(todo, sources, strict=True) for key in keys]
+    units = [Unit(value, unit_format(value)) for value in values]
     header_edits: list[tuple[int, int, list[str]]] = []
     if header is not None and plurals.header is not None and any("msgid_plural" in e.fields for e, _, _ in todo):
         header_edits = _header_edits(header, lines, plurals.header, width)

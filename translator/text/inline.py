@@ -1,0 +1,41 @@
+"""What a catalog's string holds besides words: whether it is HTML to send down the HTML path.
+
+Catalogs (PO, JSON, YAML) hold strings that software renders as HTML: Django's `blocktrans`
+with `<a href="mailto:%(email)s">%(email)s</a>`, Wagtail's `<b>'{title}' was locked</b>`. Sent as
+plain text, their tags were cut apart by the sentence splitter and lost, or an attribute's
+placeholder left dangling (#49: django-allauth's English catalog, 64 of Wagtail's entries, a Hexo
+theme's YAML). The HTML path keeps every tag as it was and places it around the words it held in
+the translation (translator/text/placement.py), and placeholders inside text and attributes are
+kept in both paths (translator/text/placeholders.py).
+
+A string is sent as HTML only where reading it as HTML changes nothing but the tags' role: every
+`<` opens a tag the HTML tokenizer reads as one, every `&` starts a character reference. A string
+with a bare `&` or a `<` of comparison is text: the HTML path would write its translation escaped
+(`&amp;`), which the software would then show as such.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A start, end or self-closing tag with a name HTML knows the shape of (letters first).
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>")
+_REFERENCE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+
+
+def unit_format(text: str) -> str:
+    """ "html" for a string that holds markup and reads the same as HTML, else "text"."""
+    tags = list(_TAG.finditer(text))
+    if not tags:
+        return "text"
+    starts = {match.start() for match in tags}
+    if any(index not in starts for index in (m.start() for m in re.finditer("<", text))):
+        return "text"
+    inside = [(match.start(), match.end()) for match in tags]
+    for match in re.finditer("&", text):
+        in_tag = any(start < match.start() < end for start, end in inside)
+        if not in_tag and not _REFERENCE.match(text, match.start()):
+            return "text"
+    if ">" in _TAG.sub("", text):
+        return "text"
+    return "html"
