@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from translator.documents.model import BadDocument, Document, Unit, decode_text
+from translator.text import icu
 from translator.text.inline import unit_format
 
 # A string token of valid JSON (outside strings there are no quotes), and whether a `:` makes it a key;
@@ -67,10 +69,40 @@ def is_locale(value: str, key: str | None = None, parent: str | None = None) -> 
     return (regional or under_locale) and bool(langcodes.tag_is_valid(tag.replace("_", "-")))
 
 
-def _json_strings(text: str) -> list[tuple[int, int, str, str | None]]:
-    """The string values of a valid JSON text, each (start, end, value, its key), but those naming a locale."""
+def _formatjs_literals(tree: Any) -> list[bool] | None:
+    """For a formatjs/react-intl compiled catalog (each message an AST: a list of nodes, literal text
+    the `value` of a node of type 0), whether each string value of the file, in document order, is
+    such a literal; None for any other JSON. Argument names, plural and select keys, styles and
+    pluralType are the program's, never words (#49: a compiled catalog's argument names translated)."""
+    if not isinstance(tree, dict) or not tree:
+        return None
+    if not all(
+        isinstance(v, list) and all(isinstance(n, dict) and isinstance(n.get("type"), int) for n in v)
+        for v in tree.values()
+    ):
+        return None
+    flags: list[bool] = []
+
+    def walk(node: Any, literal: bool) -> None:
+        if isinstance(node, str):
+            flags.append(literal)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, False)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, key == "value" and node.get("type") == 0)
+
+    walk(tree, False)
+    return flags
+
+
+def _json_strings(text: str, literal: list[bool] | None = None) -> list[tuple[int, int, str, str | None]]:
+    """The string values of a valid JSON text, each (start, end, value, its key), but those naming a
+    locale; with `literal` (one flag for each string value of the file, in order), only those flagged."""
     frames: list[list[str | None]] = []  # each open object's ("{", its current key) or array's ("[", None)
     values = []
+    seen = 0
     for match in _JSON_TOKEN.finditer(text):
         token = match.group()
         if token in ("{", "["):
@@ -81,6 +113,9 @@ def _json_strings(text: str) -> list[tuple[int, int, str, str | None]]:
             frames[-1][1] = json.loads(token)
         else:
             value = json.loads(token)
+            seen += 1
+            if literal is not None and not (seen <= len(literal) and literal[seen - 1]):
+                continue
             keys = [frame[1] for frame in reversed(frames) if frame[0] == "{"]
             key, parent = (keys + [None, None])[:2]
             if value.strip() and not is_locale(value, key, parent):
@@ -92,6 +127,15 @@ def _json_strings(text: str) -> list[tuple[int, int, str, str | None]]:
 # posts"), under a key that says so (`theme.blog.post.plurals`). Each form is translated alone and
 # the separator kept: translated whole, the `|` was dropped and two or three forms became one (#49).
 _PLURALS_KEY = re.compile(r"(?:^|[._-])plurals$", re.IGNORECASE)
+
+
+def icu_pieces(text: str) -> tuple[list[str], Callable[[list[str]], str | None]]:
+    """The texts of a string to translate, and the join of their translations: an ICU plural or
+    select message's texts (translator/text/icu.py), else the string itself."""
+    split = icu.split(text)
+    if split is not None:
+        return split
+    return [text], lambda translations: translations[0]
 
 
 def _forms(value: str, key: str | None) -> list[str]:
@@ -187,14 +231,20 @@ def read_json(data: bytes) -> Document:
         return _read_gettext_json(text, encoding, catalog)
     # Each string value where it stands, so that keys, numbers, escapes and layout come back byte
     # for byte, and a value left as it was too.
-    values = _json_strings(text)
+    values = _json_strings(text, _formatjs_literals(tree))
     forms = [_forms(value, key) for _, _, value, key in values]
-    # (value, form) of each unit: a form with no text (an empty one of "|x") stays as it is.
+    # (value, form) of each piece: a form with no text (an empty one of "|x") stays as it is; an
+    # ICU message is several pieces (its texts), put back together by its join.
     slots = [(index, at) for index, held in enumerate(forms) for at, form in enumerate(held) if form.strip()]
+    pieces = [icu_pieces(forms[index][at]) for index, at in slots]
 
     def write(unit_translations: list[str]) -> bytes:
         translated = [list(held) for held in forms]
-        for (index, at), translation in zip(slots, unit_translations, strict=True):
+        done = iter(unit_translations)
+        for (index, at), (texts, join) in zip(slots, pieces, strict=True):
+            translation = join([next(done) for _ in texts])
+            if translation is None:  # an ICU message whose arguments did not come back: as it was
+                continue
             # A `|` in a form's translation would read as one more form.
             translated[index][at] = translation.replace("|", "/") if len(forms[index]) > 1 else translation
         translations = ["|".join(held) for held in translated]
@@ -209,7 +259,7 @@ def read_json(data: bytes) -> Document:
         out.append(text[last:])
         return encoding.bom + "".join(out).encode(encoding.codec)
 
-    texts = [forms[index][at] for index, at in slots]
+    texts = [piece for held, _ in pieces for piece in held]
     return Document([Unit(text, unit_format(text)) for text in texts], write, "application/json")
 
 
@@ -251,10 +301,16 @@ def read_yaml(data: bytes) -> Document:
     for root in roots:
         walk(root, False, None, None)
     nodes = sorted(scalars.values(), key=lambda found: found[0].start_mark.index)
+    pieces = [icu_pieces(node.value) for node, _ in nodes]
 
-    def write(translations: list[str]) -> bytes:
+    def write(unit_translations: list[str]) -> bytes:
         out, last = [], 0
-        for (node, flow), translation in zip(nodes, translations, strict=True):
+        done = iter(unit_translations)
+        for (node, flow), (texts, join) in zip(nodes, pieces, strict=True):
+            # An ICU message whose arguments did not come back: as it was.
+            translation = join([next(done) for _ in texts])
+            if translation is None:
+                translation = node.value
             start, end = node.start_mark.index, node.end_mark.index
             original = text[start:end]
             properties = _PROPERTIES.match(original).group(1)  # type: ignore[union-attr]
@@ -267,7 +323,8 @@ def read_yaml(data: bytes) -> Document:
         out.append(text[last:])
         return encoding.bom + "".join(out).encode(encoding.codec)
 
-    return Document([Unit(node.value, unit_format(node.value)) for node, _ in nodes], write, "application/yaml")
+    texts = [piece for held, _ in pieces for piece in held]
+    return Document([Unit(text, unit_format(text)) for text in texts], write, "application/yaml")
 
 
 def _scalar(node: Any) -> str | None:
