@@ -214,6 +214,10 @@ JUPYTERLAB_DE = _pypi(
     "jupyterlab_language_pack_de_de-4.5.post3-py2.py3-none-any.whl",
     "b716b56f7e0c884f42152d5e36c253ea0f32ca41f99097d842d3934f4a4bc7fb",
 )
+# A formatjs-compiled catalog: messages as ASTs, literal text in type-0 nodes (#49).
+COMMERCETOOLS_I18N = _npm(
+    "@commercetools-frontend/i18n", "27.10.0", "c75c2a64d497c00212a315fbee40db3d6330c88bb56ff2e5fb2d6352ab52d249"
+)
 # Docusaurus' theme catalogs: plural forms in one string, `|` between them (#49).
 DOCUSAURUS = _npm(
     "@docusaurus/theme-translations", "3.10.2", "fb437137d55c487b8598832c037bd9d29490624c6fa39de45b1a6a79fbd52220"
@@ -340,6 +344,7 @@ MANIFEST: list[RealFile] = [
     RealFile(DOCUTILS, "docs/user/rst/quickref.html", "en", "de", ci=True),
     RealFile(DOCUSAURUS, "locales/base/theme-common.json", "en", "fr", ci=True),
     RealFile(ALLAUTH, "allauth/locale/en/LC_MESSAGES/django.po", "en", "fr", ci=True, plurals=2),
+    RealFile(COMMERCETOOLS_I18N, "compiled-data/en.json", "en", "de", ci=True),
     RealFile(
         JUPYTERLAB_DE, "jupyterlab_language_pack_de_DE/locale/de_DE/LC_MESSAGES/jupyterlab.json", "en", "de", ci=True
     ),
@@ -1514,6 +1519,8 @@ def judge_json(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     keys = [re.findall(r'("(?:[^"\\]|\\.)*")\s*:', t) for t in (text, answer_text)]
     problems += _first_difference(keys[0], keys[1], "JSON keys")
     problems += _first_difference(_plural_forms(a), _plural_forms(b), "json: plural forms of '|'-separated messages")
+    if _formatjs(a) and _without_literals(a) != _without_literals(b):
+        problems.append("json: a formatjs message's code changed (argument names, plural keys, node types)")
     catalog_a, catalog_b = _gettext_json(a), _gettext_json(b)
     if catalog_a is not None:
         if catalog_b is None or catalog_b.get("") != catalog_a[""]:
@@ -1544,6 +1551,27 @@ def _markup(text: str) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
         if isinstance(element.tag, str) and element is not fragment
     ]
     return sorted(found)
+
+
+def _formatjs(tree: Any) -> bool:
+    """A formatjs compiled catalog: every message a list of AST nodes with an integer type."""
+    return (
+        isinstance(tree, dict)
+        and bool(tree)
+        and all(
+            isinstance(v, list) and all(isinstance(n, dict) and isinstance(n.get("type"), int) for n in v)
+            for v in tree.values()
+        )
+    )
+
+
+def _without_literals(node: Any) -> Any:
+    """The tree with each literal node's text (type 0) blanked: what no translation may change."""
+    if isinstance(node, list):
+        return [_without_literals(item) for item in node]
+    if isinstance(node, dict):
+        return {k: "" if k == "value" and node.get("type") == 0 else _without_literals(v) for k, v in node.items()}
+    return node
 
 
 def _gettext_json(tree: Any) -> dict[str, Any] | None:
