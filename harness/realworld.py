@@ -1171,7 +1171,7 @@ def judge_po(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     lost = [
         y.msgid[:60]
         for x, y in zip(a_entries, b_entries, strict=False)
-        if not x.translated() and y.msgstr and _markup(y.msgid) != _markup(y.msgstr)
+        if not x.translated() and y.msgstr and _markup(y.msgid) and _markup(y.msgid) != _markup(y.msgstr)
     ]
     if lost:
         problems.append(f"lxml: {len(lost)} translations lost or changed their msgid's markup, e.g. {lost[:3]}")
@@ -1543,12 +1543,16 @@ def _markup(text: str) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
         fragments = lxml.html.fragments_fromstring(f"<div>{text}</div>")
     except Exception:  # noqa: BLE001 - no markup lxml can read is no markup to keep
         return []
+    # HTML's own elements only: a usage line's `<filename>` or `<name>` reads as an element to lxml,
+    # but is words the software prints (roundup's catalogs), which a translation may word anew.
+    from lxml.html.defs import tags
+
     found = [
         (element.tag, tuple(sorted(element.attrib.items())))
         for fragment in fragments
         if not isinstance(fragment, str)
         for element in fragment.iter()
-        if isinstance(element.tag, str) and element is not fragment
+        if isinstance(element.tag, str) and element is not fragment and element.tag in tags
     ]
     return sorted(found)
 

@@ -276,8 +276,8 @@ def test_a_source_longer_than_the_checkpoints_positions_allow_is_split_before_it
     assert translator.max_source_tokens == 15
     widths: list[int] = []
     watch(translator, monkeypatch, lambda rows, targets: widths.extend(len(row) for row in rows))
-    long_pair = max(pairs, key=lambda p: len(translator._encode(p[0], p[2])))
-    assert len(translator._encode(long_pair[0], long_pair[2])) > 15, "the corpus has a sentence to cut"
+    long_pair = max(pairs, key=lambda p: translator.count_tokens(pieces_of([p])[0]))
+    assert translator.count_tokens(pieces_of([long_pair])[0]) > 15, "the corpus has a sentence to cut"
     [result] = translator.translate(pieces_of([long_pair]))
     assert result.error is None and result.text
     assert widths and max(widths) <= 15

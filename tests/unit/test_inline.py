@@ -24,6 +24,7 @@ pytestmark = pytest.mark.pure
         ("1 > 0 <br>", "text"),
         ("No markup at all.", "text"),
         ("An email <me@example.org>", "text"),
+        ("Usage: %(program)s <filename> [-v]", "text"),
     ],
 )
 def test_a_string_is_html_only_where_reading_it_as_html_changes_nothing_but_the_tags(text, fmt):

@@ -20,18 +20,28 @@ import re
 
 # A start, end or self-closing tag with a name HTML knows the shape of (letters first).
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>")
+_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)")
 _REFERENCE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 
 
+def _html_tags() -> frozenset[str]:
+    from lxml.html.defs import tags  # HTML's element names, as lxml knows them
+
+    return frozenset(tags)
+
+
 def unit_format(text: str) -> str:
-    """ "html" for a string that holds markup and reads the same as HTML, else "text"."""
-    tags = list(_TAG.finditer(text))
-    if not tags:
+    """ "html" for a string that holds markup and reads the same as HTML, else "text". Only HTML's
+    own elements count: a usage line's `<filename>` is words the software prints."""
+    tags = [(match, _NAME.match(match.group())) for match in _TAG.finditer(text)]
+    names = _html_tags()
+    if not any(name is not None and name.group(1).lower() in names for _, name in tags):
         return "text"
-    starts = {match.start() for match in tags}
+    tags_found = [match for match, _ in tags]
+    starts = {match.start() for match in tags_found}
     if any(index not in starts for index in (m.start() for m in re.finditer("<", text))):
         return "text"
-    inside = [(match.start(), match.end()) for match in tags]
+    inside = [(match.start(), match.end()) for match in tags_found]
     for match in re.finditer("&", text):
         in_tag = any(start < match.start() < end for start, end in inside)
         if not in_tag and not _REFERENCE.match(text, match.start()):
