@@ -24,8 +24,10 @@ pytestmark = [
 
 
 def test_every_point_and_load_is_measured_without_a_failed_request(tmp_path: Path, fixture_model: Path) -> None:
+    # One GPU-shaped batch limit: each is a server of its own, and a second ran the same code (#52:
+    # CI time; the grid's other limits are the benchmark's, not the smoke's).
     command = [sys.executable, "-m", "bench.frontend", "--points", "instant,gpu-shaped", "--duration", "1",
-               "--gpu-batches", "128,512", "--name", "smoke", "--output", str(tmp_path / "results"),
+               "--gpu-batches", "512", "--name", "smoke", "--output", str(tmp_path / "results"),
                "--home", str(tmp_path / "home"), "--logs", str(tmp_path / "logs")]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -35,13 +37,9 @@ def test_every_point_and_load_is_measured_without_a_failed_request(tmp_path: Pat
         ("instant", "1 record"),
         ("instant", "16 records"),
         ("instant", "LibreTranslate 1 text"),
-        *[
-            ("gpu-shaped", load)
-            for _ in (128, 512)
-            for load in ("livez", "1 record x 256", "1 record x 512", "1 record x 1024")
-        ],
+        *[("gpu-shaped", load) for load in ("livez", "1 record x 256", "1 record x 512", "1 record x 1024")],
     ]
-    assert [r["batch_limit"] for r in rows if r["point"] == "gpu-shaped"] == [128] * 4 + [512] * 4
+    assert [r["batch_limit"] for r in rows if r["point"] == "gpu-shaped"] == [512] * 4
     for row in rows:
         assert row["requests"] > 0 and row["non_2xx"] == 0 and row["socket_errors"] == 0, row
         if row["pieces_per_request"]:
