@@ -50,4 +50,4 @@ def test_every_point_and_load_is_measured_without_a_failed_request(tmp_path: Pat
             assert row["gap_ms_per_batch"] is not None and row["gap_ms_per_batch"] >= 0, row
     assert all(r["vs_offline_limit"] > 0 for r in rows if r["point"] == "gpu-shaped" and r["pieces_per_request"])
     report = (tmp_path / "results" / "smoke.md").read_text()
-    assert "| gpu-shaped | 128 | 1 record x 512 |" in report and "| gap ms/batch |" in report
+    assert "| gpu-shaped | 512 | 1 record x 512 |" in report and "| gap ms/batch |" in report
