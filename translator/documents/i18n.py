@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from translator.documents import xmltext
 from translator.documents.model import BadDocument, Document, Unit, decode_text
 from translator.text import icu
 from translator.text.inline import unit_format
@@ -97,12 +98,10 @@ def _formatjs_literals(tree: Any) -> list[bool] | None:
     return flags
 
 
-def _json_strings(text: str, literal: list[bool] | None = None) -> list[tuple[int, int, str, str | None]]:
-    """The string values of a valid JSON text, each (start, end, value, its key), but those naming a
-    locale; with `literal` (one flag for each string value of the file, in order), only those flagged."""
-    frames: list[list[str | None]] = []  # each open object's ("{", its current key) or array's ("[", None)
-    values = []
-    seen = 0
+def _json_string_values(text: str) -> Iterator[tuple[Any, str, list[list[str | None]]]]:
+    """Each string value of a valid JSON text (not its keys), in order: its match, its value, and
+    the open containers around it, outermost first, each ["{", its current key] or ["[", None]."""
+    frames: list[list[str | None]] = []
     for match in _JSON_TOKEN.finditer(text):
         token = match.group()
         if token in ("{", "["):
@@ -112,14 +111,20 @@ def _json_strings(text: str, literal: list[bool] | None = None) -> list[tuple[in
         elif match.group("key") is not None:
             frames[-1][1] = json.loads(token)
         else:
-            value = json.loads(token)
-            seen += 1
-            if literal is not None and not (seen <= len(literal) and literal[seen - 1]):
-                continue
-            keys = [frame[1] for frame in reversed(frames) if frame[0] == "{"]
-            key, parent = (keys + [None, None])[:2]
-            if value.strip() and not is_locale(value, key, parent):
-                values.append((match.start(), match.end(), value, key))
+            yield match, json.loads(token), frames
+
+
+def _json_strings(text: str, literal: list[bool] | None = None) -> list[tuple[int, int, str, str | None]]:
+    """The string values of a valid JSON text, each (start, end, value, its key), but those naming a
+    locale; with `literal` (one flag for each string value of the file, in order), only those flagged."""
+    values = []
+    for seen, (match, value, frames) in enumerate(_json_string_values(text)):
+        if literal is not None and not (seen < len(literal) and literal[seen]):
+            continue
+        keys = [frame[1] for frame in reversed(frames) if frame[0] == "{"]
+        key, parent = (keys + [None, None])[:2]
+        if value.strip() and not is_locale(value, key, parent):
+            values.append((match.start(), match.end(), value, key))
     return values
 
 
@@ -169,26 +174,16 @@ def gettext_catalog_path(tree: Any) -> list[str] | None:
 
 
 def _gettext_forms(text: str, path: list[str]) -> dict[str, list[tuple[int, int, str]]]:
-    """Each entry of the catalog at `path` (its key) and its msgstr forms where they stand."""
-    frames: list[list[str | None]] = []
+    """Each entry of the catalog at `path` (its key) and its msgstr forms where they stand: the
+    strings of a list under the entry's key, or (po2json's) the entry's one string."""
     entries: dict[str, list[tuple[int, int, str]]] = {}
-    for match in _JSON_TOKEN.finditer(text):
-        token = match.group()
-        if token in ("{", "["):
-            frames.append([token, None])
-        elif token in ("}", "]"):
-            frames.pop()
-        elif match.group("key") is not None:
-            frames[-1][1] = json.loads(token)
-        elif len(frames) == len(path) + 2 and frames[-1][0] == "[" and frames[-2][0] == "{":
-            keys = [frame[1] for frame in frames[:-2]]
-            if all(frame[0] == "{" for frame in frames[:-2]) and keys == path and frames[-2][1]:
-                entries.setdefault(str(frames[-2][1]), []).append((match.start(), match.end(), json.loads(token)))
-        elif len(frames) == len(path) + 1 and frames[-1][0] == "{" and frames[-1][1]:
-            # po2json's and some tools' entries whose msgstr is a string, not a list.
-            keys = [frame[1] for frame in frames[:-1]]
-            if all(frame[0] == "{" for frame in frames[:-1]) and keys == path:
-                entries.setdefault(str(frames[-1][1]), []).append((match.start(), match.end(), json.loads(token)))
+    for match, value, frames in _json_string_values(text):
+        # The entry's object, then its list of forms (or none): the containers above are the path.
+        objects = frames[:-1] if frames and frames[-1][0] == "[" else frames
+        if len(objects) != len(path) + 1 or any(frame[0] != "{" for frame in objects):
+            continue
+        if [frame[1] for frame in objects[:-1]] == path and objects[-1][1]:
+            entries.setdefault(str(objects[-1][1]), []).append((match.start(), match.end(), value))
     return entries
 
 
@@ -205,17 +200,12 @@ def _read_gettext_json(text: str, encoding: Any, path: list[str]) -> Document:
     escaped = text.isascii() and "\\u" in text  # as the file writes its non-ASCII text
 
     def write(translations: list[str]) -> bytes:
-        edits = sorted(
+        edits = [
             (start, end, json.dumps(translation, ensure_ascii=escaped))
             for (_, forms), translation in zip(todo, translations, strict=True)
             for start, end, _ in forms
-        )
-        out, last = [], 0
-        for start, end, replacement in edits:
-            out += [text[last:start], replacement]
-            last = end
-        out.append(text[last:])
-        return encoding.bom + "".join(out).encode(encoding.codec)
+        ]
+        return encoding.bom + xmltext.splice(text, edits).encode(encoding.codec)
 
     return Document(units, write, "application/json")
 
