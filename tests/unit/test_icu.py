@@ -10,6 +10,7 @@ import re
 import pytest
 
 from translator.documents.formats import read_document
+from translator.documents.model import ICU_KEPT
 from translator.text.icu import NotICU, parse, split
 
 pytestmark = pytest.mark.pure
@@ -106,3 +107,70 @@ def test_a_formatjs_compiled_catalog_translates_only_its_literal_nodes():
     assert out["greeting"] == [{"type": 0, "value": "Bonjour "}, {"type": 1, "value": "name"}]
     assert out["items"][0]["value"] == "count" and out["items"][0]["pluralType"] == "cardinal"
     assert out["items"][0]["options"]["one"]["value"] == [{"type": 0, "value": "un article"}]
+
+
+# Angular's i18n extraction writes a plural as its own XLIFF unit (angular.dev's i18n guide, the
+# example a user of `ng extract-i18n` meets first); translated as prose, its target held no ICU (#49).
+ANGULAR_XLIFF = """<?xml version="1.0" encoding="UTF-8" ?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="en" datatype="plaintext" original="ng2.template">
+    <body>
+      <trans-unit id="5a134dee893586d02bffc9611056b9cadf9abfad" datatype="html">
+        <source>{VAR_PLURAL, plural, =0 {just now} =1 {one minute ago} other {many minutes ago} }</source>
+      </trans-unit>
+      <trans-unit id="title" datatype="html">
+        <source>Hello i18n!</source>
+      </trans-unit>
+    </body>
+  </file>
+</xliff>
+"""
+
+
+def test_an_xliff_unit_holding_an_icu_message_gets_a_target_in_the_same_structure():
+    document = read_document("messages.xlf", ANGULAR_XLIFF.encode(), "fr")
+    assert [unit.text for unit in document.units] == [
+        "{VAR_PLURAL}",
+        "just now",
+        "one minute ago",
+        "many minutes ago",
+        "Hello i18n!",
+    ]
+    out = document.write([words_upper(unit.text) for unit in document.units]).decode()
+    assert "{VAR_PLURAL, plural, =0 {JUST NOW} =1 {ONE MINUTE AGO} other {MANY MINUTES AGO} }</target>" in out
+    assert "HELLO I18N!</target>" in out and document.kept == []
+
+
+def test_an_icu_message_whose_argument_is_lost_is_kept_untranslated_and_reported():
+    document = read_document("messages.xlf", ANGULAR_XLIFF.encode(), "fr")
+    lost = ["VAR_PLURAL"] + [words_upper(unit.text) for unit in document.units[1:]]
+    out = document.write(lost).decode()
+    assert out.count("<target") == 1 and "HELLO I18N!</target>" in out  # the plural left without one
+    assert document.kept == ["line 6: " + ICU_KEPT]
+    document.write([words_upper(unit.text) for unit in document.units])
+    assert document.kept == []  # each write reports its own
+
+
+# Lingui's PO catalogs hold ICU messages as their msgids.
+LINGUI_PO = """msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=utf-8\\n"
+"Language: fr\\n"
+
+#: src/Inbox.js:12
+msgid "{count, plural, one {# message} other {# messages}}"
+msgstr ""
+
+msgid "Inbox"
+msgstr ""
+"""
+
+
+def test_a_po_entry_holding_an_icu_message_is_translated_text_by_text():
+    document = read_document("fr.po", LINGUI_PO.encode(), "fr")
+    assert [unit.text for unit in document.units] == ["{count}", "{_} message", "{_} messages", "Inbox"]
+    out = document.write([words_upper(unit.text) for unit in document.units]).decode()
+    assert 'msgstr "{count, plural, one {# MESSAGE} other {# MESSAGES}}"' in out and 'msgstr "INBOX"' in out
+    out = document.write(["count", "{_} MESSAGE", "{_} MESSAGES", "INBOX"]).decode()
+    assert out.count("#, fuzzy") == 1 and 'msgstr "INBOX"' in out  # the plural left empty, not fuzzy
+    assert document.kept == ["line 7: " + ICU_KEPT]

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from translator.documents import xmltext
-from translator.documents.model import BadDocument, Document, Unit, decode_text
+from translator.documents.model import ICU_KEPT, BadDocument, Document, Unit, decode_text
 from translator.text import icu
 from translator.text.inline import unit_format
 
@@ -134,15 +134,6 @@ def _json_strings(text: str, literal: list[bool] | None = None) -> list[tuple[in
 _PLURALS_KEY = re.compile(r"(?:^|[._-])plurals$", re.IGNORECASE)
 
 
-def icu_pieces(text: str) -> tuple[list[str], Callable[[list[str]], str | None]]:
-    """The texts of a string to translate, and the join of their translations: an ICU plural or
-    select message's texts (translator/text/icu.py), else the string itself."""
-    split = icu.split(text)
-    if split is not None:
-        return split
-    return [text], lambda translations: translations[0]
-
-
 def _forms(value: str, key: str | None) -> list[str]:
     """The plural forms a value holds (itself alone, for any other value)."""
     if key is not None and _PLURALS_KEY.search(key) and "|" in value:
@@ -226,14 +217,16 @@ def read_json(data: bytes) -> Document:
     # (value, form) of each piece: a form with no text (an empty one of "|x") stays as it is; an
     # ICU message is several pieces (its texts), put back together by its join.
     slots = [(index, at) for index, held in enumerate(forms) for at, form in enumerate(held) if form.strip()]
-    pieces = [icu_pieces(forms[index][at]) for index, at in slots]
+    pieces = [icu.pieces(forms[index][at]) for index, at in slots]
 
     def write(unit_translations: list[str]) -> bytes:
         translated = [list(held) for held in forms]
         done = iter(unit_translations)
+        document.kept.clear()
         for (index, at), (texts, join) in zip(slots, pieces, strict=True):
             translation = join([next(done) for _ in texts])
             if translation is None:  # an ICU message whose arguments did not come back: as it was
+                document.keep(f"line {text.count(chr(10), 0, values[index][0]) + 1}", ICU_KEPT)
                 continue
             # A `|` in a form's translation would read as one more form.
             translated[index][at] = translation.replace("|", "/") if len(forms[index]) > 1 else translation
@@ -250,7 +243,8 @@ def read_json(data: bytes) -> Document:
         return encoding.bom + "".join(out).encode(encoding.codec)
 
     texts = [piece for held, _ in pieces for piece in held]
-    return Document([Unit(text, unit_format(text)) for text in texts], write, "application/json")
+    document = Document([Unit(text, unit_format(text)) for text in texts], write, "application/json")
+    return document
 
 
 # An anchor (`&name`) or a tag (`!!str`) before a scalar: kept in front of its translation.
@@ -291,15 +285,17 @@ def read_yaml(data: bytes) -> Document:
     for root in roots:
         walk(root, False, None, None)
     nodes = sorted(scalars.values(), key=lambda found: found[0].start_mark.index)
-    pieces = [icu_pieces(node.value) for node, _ in nodes]
+    pieces = [icu.pieces(node.value) for node, _ in nodes]
 
     def write(unit_translations: list[str]) -> bytes:
         out, last = [], 0
         done = iter(unit_translations)
+        document.kept.clear()
         for (node, flow), (texts, join) in zip(nodes, pieces, strict=True):
             # An ICU message whose arguments did not come back: as it was.
             translation = join([next(done) for _ in texts])
             if translation is None:
+                document.keep(f"line {node.start_mark.line + 1}", ICU_KEPT)
                 translation = node.value
             start, end = node.start_mark.index, node.end_mark.index
             original = text[start:end]
@@ -314,7 +310,8 @@ def read_yaml(data: bytes) -> Document:
         return encoding.bom + "".join(out).encode(encoding.codec)
 
     texts = [piece for held, _ in pieces for piece in held]
-    return Document([Unit(text, unit_format(text)) for text in texts], write, "application/yaml")
+    document = Document([Unit(text, unit_format(text)) for text in texts], write, "application/yaml")
+    return document
 
 
 def _scalar(node: Any) -> str | None:

@@ -47,6 +47,8 @@ MAX_RETRIES = 60
 # them leaves room for the others' (a bound of one would refuse every document while it ran).
 MAX_ACTIVE_UNITS = 2 * MAX_UNITS
 # The job's `warning` when its file has no text to translate.
+# A job's `untranslated` names at most this many of the texts it kept as they were (all counted).
+UNTRANSLATED_LISTED = 50
 NOTHING_TO_TRANSLATE = "nothing to translate was found in this file: it comes back as it was"
 Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
 
@@ -314,6 +316,10 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
         store.result_path(state["id"]).write_bytes(data)
         # As written: a writer may settle its charset only then (a PO file its charset cannot hold).
         state["contentType"] = document.content_type
+        if document.kept:
+            # Done, and told what is not translated and why: never `done` over text left silently.
+            state["untranslated"] = {"count": len(document.kept), "where": document.kept[:UNTRANSLATED_LISTED]}
+            state["warning"] = f"{len(document.kept)} of the file's texts are not translated: see `untranslated`"
         if detected:
             state["detectedLanguage"] = detected.most_common(1)[0][0]
         state["status"] = "done"

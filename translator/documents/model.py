@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from translator.contract.errors import InvalidRequest, PayloadTooLarge, TranslationError
@@ -47,6 +47,16 @@ class Document:
     write: Callable[[list[str]], bytes]
     # Of the file `write` wrote last: a text file's writer settles its charset then (`text_document`).
     content_type: str
+    # What the last `write` left as it was, each with where and why (a message whose placeholders did
+    # not come back): the job reports them, so that it never says `done` over text left silently.
+    kept: list[str] = field(default_factory=list)
+
+    def keep(self, where: str, why: str) -> None:
+        self.kept.append(f"{where}: {why}")
+
+
+# Why a catalog's ICU message is kept as it was (translator/text/icu.py's join gave None).
+ICU_KEPT = "an ICU message whose arguments did not all come back in the translation, kept as it was"
 
 
 def too_large(what: str, limit: int, got: int | None = None) -> PayloadTooLarge:

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import re
 
-from translator.documents.model import UTF8, Document, Unit
+from translator.documents.model import ICU_KEPT, UTF8, Document, Unit
 from translator.documents.po_charset import _content_type, _declared_charset, _decode, _encoded, _names_utf8
 from translator.documents.po_plurals import _plurals
 from translator.documents.po_syntax import _ending, _Entry, _escape, _header, _parse, _width, _wrap, _written
+from translator.text import icu
 from translator.text.inline import unit_format
 
 
@@ -89,16 +90,23 @@ def read_po(data: bytes, target_language: str = "") -> Document:
         todo.append((entry, fill, lose))
     sources = [[key for key in ("msgid", "msgid_plural") if key in fill.values()] for _, fill, _ in todo]
     values = [entry.fields[key].value for (entry, _, _), keys in zip(todo, sources, strict=True) for key in keys]
-    units = [Unit(value, unit_format(value)) for value in values]
+    # An ICU message (Lingui's catalogs) is its texts, each translated alone (translator/text/icu.py).
+    texts, fold = icu.expand(values)
+    units = [Unit(text, unit_format(text)) for text in texts]
     header_edits: list[tuple[int, int, list[str]]] = []
     if header is not None and plurals.header is not None and any("msgid_plural" in e.fields for e, _, _ in todo):
         header_edits = _header_edits(header, lines, plurals.header, width)
 
     def write(translations: list[str]) -> bytes:
         edits = list(header_edits)  # lines [start, end) replaced by these
-        given = iter(translations)
+        given = iter(fold(translations))
+        document.kept.clear()
         for (entry, fill, lose), keys in zip(todo, sources, strict=True):
-            translated = {key: next(given) for key in keys}
+            folded = {key: next(given) for key in keys}
+            if any(value is None for value in folded.values()):
+                document.keep(f"line {entry.first + 1}", ICU_KEPT)  # left untranslated, not fuzzy
+                continue
+            translated = {key: value for key, value in folded.items() if value is not None}
             eol = _ending(lines[entry.first]) or "\n"
             if "msgid_plural" in entry.fields:
                 edits.append(_plural_edit(entry, fill, lose, translated, lines, eol, width))

@@ -27,8 +27,9 @@ import html
 from typing import Any
 
 from translator.documents import xmltext
-from translator.documents.model import BadDocument, Document, Unit
+from translator.documents.model import ICU_KEPT, BadDocument, Document, Unit
 from translator.documents.ooxml import parse_xml
+from translator.text import icu
 
 # The versions read, by their root's namespace. 1.0 was a DTD's vocabulary, in no namespace (some
 # tools give it a 1.0 URN), and 1.1 files written against its DTD have none either.
@@ -43,6 +44,7 @@ _ACCEPTED = (
     '<xliff> in urn:oasis:names:tc:xliff:document:1.2, :2.0, :1.1 or :1.0, or in no namespace with version="1.0" '
     'or "1.1" (XLIFF 1.0, 1.1, 1.2 and 2.0)'
 )
+INLINE_KEPT = "a source with inline elements (<g>, <x/>, <ph>, <pc>, <mrk>), left without a target"
 _MACHINE_STATE = {"state": "needs-review-translation", "state-qualifier": "mt-suggestion"}
 # XLIFF 1.0 and 1.1: the state alone (state-qualifier's values, mt-suggestion among them, are 1.2's).
 _MACHINE_STATE_1_1 = {"state": "needs-review-translation"}
@@ -72,16 +74,19 @@ def read_xliff(data: bytes, target_language: str) -> Document:
     # A unit's own source only: XLIFF 1.x's <alt-trans> holds a translation memory's suggestions,
     # whose <source>/<target> pairs are kept as the translator left them.
     unit = f"{ns}segment" if version == "2.0" else f"{ns}trans-unit"
-    sources = [
+    untranslated = [
         s
         for s in root.iter(f"{ns}source")
         if s.getparent() is not None
         and s.getparent().tag == unit
-        and len(s) == 0
-        and (s.text or "").strip()
+        and "".join(s.itertext()).strip()
         and not _translated(s, ns)
         and _to_translate(s)
     ]
+    sources = [s for s in untranslated if len(s) == 0]
+    # Left without a target, and said so in the job's report (#49: never `done` over text left
+    # silently).
+    inline = [s for s in untranslated if len(s)]
     edited = [e for source in sources for e in (source, source.getparent(), *_target(source, ns)) if e is not None]
     languages = [root] if version == "2.0" else list(root.iter(f"{ns}file"))
     where = xmltext.spans(text, root, [*edited, *languages])
@@ -103,8 +108,15 @@ def read_xliff(data: bytes, target_language: str) -> Document:
         for element in languages:
             set_attributes(element, language)
         states = {"1.2": _MACHINE_STATE, "2.0": {}}.get(version, _MACHINE_STATE_1_1)
-        for source, unit, translation in zip(sources, units, translations, strict=True):
-            body = xmltext.escape_text(html.unescape(translation) if unit.fmt == "html" else translation, eol)
+        plain = [html.unescape(t) if unit.fmt == "html" else t for unit, t in zip(units, translations, strict=True)]
+        document.kept.clear()
+        for source in inline:
+            document.keep(f"line {source.sourceline}", INLINE_KEPT)
+        for source, translation in zip(sources, fold(plain), strict=True):
+            if translation is None:
+                document.keep(f"line {source.sourceline}", ICU_KEPT)
+                continue
+            body = xmltext.escape_text(translation, eol)
             target, anchor = _target(source, ns)
             quote = xmltext.quote_of(start_tag(source.getparent()))  # where the target has none
             if version == "2.0":
@@ -125,8 +137,12 @@ def read_xliff(data: bytes, target_language: str) -> Document:
                 edits.append((span.open_end, span.close, body))
         return xmltext.encode(xmltext.splice(text, edits), codec)
 
-    units = [_unit(s.text or "") for s in sources]
-    return Document(units, write, "application/xliff+xml")
+    # An ICU message (Angular's `{VAR_PLURAL, plural, =0 {...} other {...}}`) is its texts, each
+    # translated alone, and put back into its structure (#49: translated as prose, no ICU was left).
+    texts, fold = icu.expand([s.text or "" for s in sources])
+    units = [_unit(text) for text in texts]
+    document = Document(units, write, "application/xliff+xml")
+    return document
 
 
 def _unit(text: str) -> Unit:

@@ -213,3 +213,28 @@ def split(text: str) -> tuple[list[str], Callable[[list[str]], str | None]] | No
         return build(*layout[0])
 
     return texts, join
+
+
+def pieces(text: str) -> tuple[list[str], Callable[[list[str]], str | None]]:
+    """The texts of a string to translate, and the join of their translations: an ICU plural or
+    select message's texts, else the string itself."""
+    found = split(text)
+    if found is not None:
+        return found
+    return [text], lambda translations: translations[0]
+
+
+def expand(values: list[str]) -> tuple[list[str], Callable[[list[str]], list[str | None]]]:
+    """Every value's texts to translate in one list (an ICU message's several, any other string
+    itself), and the fold of their translations back into one per value: None for an ICU message
+    whose arguments did not come back, which its caller keeps as it was, and reports."""
+    held = [pieces(value) for value in values]
+    texts = [text for parts, _ in held for text in parts]
+
+    def fold(translations: list[str]) -> list[str | None]:
+        if len(translations) != len(texts):
+            raise ValueError(f"{len(translations)} translations for {len(texts)} texts")
+        done = iter(translations)
+        return [join([next(done) for _ in parts]) for parts, join in held]
+
+    return texts, fold

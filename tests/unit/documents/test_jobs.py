@@ -20,6 +20,7 @@ from translator.contract.errors import Unavailable
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
+from translator.documents.model import ICU_KEPT
 
 pytestmark = pytest.mark.pure
 
@@ -178,3 +179,26 @@ def test_a_resumed_job_reads_its_file_in_the_encoding_its_form_named(tmp_path):
     asyncio.run(work)
     # Written in windows-1252, as the first worker would have: read as UTF-8 it would come back so.
     assert store.result_path(state["id"]).read_bytes() == f"{ta}\n".encode("cp1252")
+
+
+def test_a_job_that_kept_texts_as_they_were_says_so_and_where(tmp_path):
+    # A catalog whose ICU message lost its argument in translation: the message is kept as it was
+    # (translator/text/icu.py), and the job, done, names it rather than saying nothing (#49).
+    catalog = b'{"inbox": "{count, plural, one {# message} other {# messages}}", "title": "Inbox"}'
+    store = in_folder(tmp_path)
+    document = read_document_safely("en.json", catalog, "fr")
+    state = store.create("en.json", "en", "fr", len(document.units))
+
+    async def engine(payload: Payload, headers, receive) -> TranslationResult:
+        # Every text back upper-cased, the outer message's `{count}` lost.
+        lost = {"{count}": "count"}
+        return TranslationResult(
+            result=[TranslatedRecord(id=r.id, text=lost.get(r.text, r.text.upper())) for r in payload.records]
+        )
+
+    asyncio.run(jobs.run(store, state, document, engine))
+    final = store.load(state["id"])
+    assert final is not None and final["status"] == "done"
+    assert final["untranslated"] == {"count": 1, "where": ["line 1: " + ICU_KEPT]}
+    assert "1 of the file's texts are not translated" in final["warning"]
+    assert store.result_path(state["id"]).read_bytes() == catalog.replace(b'"Inbox"', b'"INBOX"')

@@ -11,6 +11,7 @@ from lxml import etree
 from tests.unit.helpers.round_trip import hunks, identity, translate
 from translator.documents.formats import read_document, read_document_safely
 from translator.documents.model import BadDocument
+from translator.documents.xliff import INLINE_KEPT
 
 pytestmark = pytest.mark.pure
 
@@ -470,3 +471,11 @@ def test_a_source_wrapped_over_lines_is_one_sentence_and_its_break_comes_back():
     out = document.write([translation]).decode()
     assert "<target state='needs-review-translation' state-qualifier='mt-suggestion'>La vie est comme une" in out
     assert "une\n          boîte de chocolats &amp; bonbons.</target>" in out
+
+
+def test_a_source_left_without_a_target_is_named_in_the_report():
+    # "Where is the <g>library</g>?" holds XLIFF's own inline markup: no target is written for it,
+    # and the document says so, where, and why (the job reports it: never `done` silently).
+    document = read_document("shop.xlf", V12.encode(), "fr")
+    document.write([unit.text for unit in document.units])
+    assert document.kept == [f"line 23: {INLINE_KEPT}"]
