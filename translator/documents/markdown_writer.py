@@ -32,6 +32,11 @@ def _escape_markdown(text: str, cell: bool) -> str:
 
 
 def _escape_line_start(text: str) -> str:
+    blank = len(text) - len(text.lstrip(" \t"))
+    if blank:
+        # White space opening a line would indent it (a tab, four spaces: a code block, #49's
+        # `&#9;foo`): written as character references, which are text.
+        return "".join(f"&#{ord(c)};" for c in text[:blank]) + _escape_line_start(text[blank:])
     match = _LINE_SYNTAX.match(text)
     if match is None:
         return text

@@ -265,3 +265,56 @@ def test_hostile_markdown_is_read_in_linear_time(case: str) -> None:
     tries = [(read_seconds(small), read_seconds(large)) for _ in range(3)]
     ratio = min(t for _, t in tries) / max(min(t for t, _ in tries), 1e-6)
     assert ratio < 24, f"8 times the input took {ratio:.1f} times as long"
+
+
+# Three of the CommonMark spec's examples that came back as other constructs (#49), each with a
+# model whose answer shows it: a character reference opening a line, an emphasis whose text around
+# its inner emphasis the translation dropped (two `*` in a row read as strong), an image whose alt
+# holds link syntax.
+@pytest.mark.parametrize(
+    ("source", "model"),
+    [
+        ("&#9;foo\n", upper),
+        ("*(*foo*)*\n", lambda text: text.replace("(", "").replace(")", "")),
+        ("![[[foo](uri1)](uri2)](uri3)\n", upper),
+    ],
+    ids=["tab-reference", "emphasis-in-emphasis", "nested-image"],
+)
+def test_a_translation_is_written_only_where_it_reads_as_the_same_constructs(source, model):
+    document = read_document("spec.md", source.encode())
+    translated = document.write([model(unit.text) for unit in document.units]).decode()
+    assert stream(translated) == stream(source) or translated == source
+    if translated == source:
+        assert document.kept == ["line 1: its translation would not read as the same Markdown constructs: kept as it was"]
+
+
+def test_a_character_reference_opening_a_line_stays_text():
+    assert translate("&#9;foo\n", upper) == "&#9;FOO\n"
+    assert translate("Hello\n\n&#32;&#32;&#32;&#32;world and more\n", upper) == (
+        "HELLO\n\n&#32;&#32;&#32;&#32;WORLD AND MORE\n"
+    )
+
+
+@pytest.mark.processes  # fetched from PyPI, pinned (harness/realworld.py), cached in build/
+def test_every_example_of_the_commonmark_spec_keeps_its_constructs():
+    from harness.realworld import commonmark_examples
+
+    examples = commonmark_examples()
+    assert len(examples) == 652
+    models: dict[str, Model] = {
+        "upper": upper,
+        "marked": lambda text: f"«{text}»",
+        "dropped-brackets": lambda text: text.replace("(", "").replace(")", "").replace("foo", "fou"),
+    }
+    broken = []
+    for example in examples:
+        for name, model in models.items():
+            out = translate(example["markdown"], model)
+            if _constructs(out) != _constructs(example["markdown"]):
+                broken.append((example["example"], name, example["markdown"], out))
+    assert broken == []
+
+
+def _constructs(source: str) -> list[tuple]:
+    """The token stream but for the text (its tokens, however split, escaped or broken over lines)."""
+    return [token[:6] for token in stream(source) if token[1] not in ("text", "softbreak")]
