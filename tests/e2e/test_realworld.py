@@ -376,9 +376,8 @@ def test_the_commonmark_spec_examples_come_back_as_the_same_constructs(server):
     for example in examples:
         f = RealFile(realworld.MARKDOWN_IT, f"spec/example-{example['example']}.md", "en", "fr")
         data = example["markdown"].encode()
-        posted = requests.post(
-            f"{server.url}/documents", files={"file": (f.name, data)}, data={"fromLang": "en", "toLang": "fr"}, timeout=60
-        )
+        form = {"fromLang": "en", "toLang": "fr"}
+        posted = requests.post(f"{server.url}/documents", files={"file": (f.name, data)}, data=form, timeout=60)
         assert posted.status_code == 202, f"{f.name}: {posted.status_code} {posted.text[:300]}"
         state = finished(server, posted.json(), f.name)
         assert state["status"] == "done", f"{f.name}: {state}"
