@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from translator.documents import xmltext
-from translator.documents.model import ICU_KEPT, BadDocument, Document, Unit, decode_text
+from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit, decode_text
 from translator.text import icu
 from translator.text.inline import unit_format
 
@@ -201,7 +201,7 @@ def _read_gettext_json(text: str, encoding: Any, path: list[str]) -> Document:
     return Document(units, write, "application/json")
 
 
-def read_json(data: bytes) -> Document:
+def read_json(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     text, encoding = decode_text(data, "JSON")
     try:
         tree = json.loads(text)
@@ -252,7 +252,7 @@ _PROPERTIES = re.compile(r"^((?:[&!]\S*\s+)*)")
 _STR = "tag:yaml.org,2002:str"
 
 
-def read_yaml(data: bytes) -> Document:
+def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     import yaml
 
     text, encoding = decode_text(data, "YAML")

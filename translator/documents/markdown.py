@@ -38,7 +38,14 @@ from translator.documents.markdown_source import (
     paragraph_anchors,
 )
 from translator.documents.markdown_writer import Writer, outside_emphasis
-from translator.documents.model import Document, TextEncoding, Unit, decode_legacy_text, text_document
+from translator.documents.model import (
+    NO_OPTIONS,
+    Document,
+    ReadOptions,
+    Unit,
+    decode_legacy_text,
+    text_document,
+)
 from translator.text.html_events import html_events
 from translator.text.segment import has_letters
 
@@ -68,9 +75,9 @@ def _parser() -> Any:
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
-def read_markdown(data: bytes, encoding: TextEncoding | None = None) -> Document:
+def read_markdown(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     # In its own encoding (a legacy one found with confidence or declared, UTF-16 as UTF-16), as .txt is.
-    text, encoding = decode_legacy_text(data, "Markdown", encoding)
+    text, encoding = decode_legacy_text(data, "Markdown", options.encoding)
     starts, bodies = [0], []
     for match in _NEWLINE.finditer(text):
         bodies.append(text[starts[-1] : match.start()])

@@ -59,6 +59,22 @@ class Document:
 ICU_KEPT = "an ICU message whose arguments did not all come back in the translation, kept as it was"
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a reader is told besides the file's bytes (every reader takes `(data, options)`)."""
+
+    # The language the file is translated into: written into it (XLIFF's target language), and
+    # what its plural forms follow (a PO file's).
+    target: str = ""
+    # A text file's encoding as the client named it; None: declared by the file, or detected.
+    encoding: TextEncoding | None = None
+
+
+NO_OPTIONS = ReadOptions()
+# Every format's reader: the file's bytes and the options to its Document.
+Reader = Callable[[bytes, ReadOptions], Document]
+
+
 def too_large(what: str, limit: int, got: int | None = None) -> PayloadTooLarge:
     return PayloadTooLarge(f"file: {what}", limit, got)
 

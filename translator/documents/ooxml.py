@@ -16,7 +16,7 @@ from typing import Any
 
 from translator.documents import xmltext
 from translator.documents.archive import Archive
-from translator.documents.model import BadDocument, Document
+from translator.documents.model import NO_OPTIONS, BadDocument, Document, ReadOptions
 from translator.documents.runs import Names, stretches
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -160,9 +160,9 @@ def _vocabulary(root: Any, names: Names) -> Names:
     return names
 
 
-def read_docx(data: bytes) -> Document:
+def read_docx(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     return read_package(data, "docx", _WORD_PARTS, WORD, DOCX_TYPE)
 
 
-def read_pptx(data: bytes) -> Document:
+def read_pptx(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     return read_package(data, "pptx", _SLIDE_PARTS, DRAWING, PPTX_TYPE)

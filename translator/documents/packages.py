@@ -24,7 +24,7 @@ from typing import Any
 
 from translator.documents.archive import Archive
 from translator.documents.mixed import MixedParagraph
-from translator.documents.model import BadDocument, Document, Unit
+from translator.documents.model import NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
 from translator.documents.ooxml import Part, parse_xml
 from translator.documents.runs import Names, Stretch, stretches
 from translator.text.markup import TEXT, html_tokens
@@ -42,6 +42,18 @@ ODF_TYPES = {
     "ods": "application/vnd.oasis.opendocument.spreadsheet",
 }
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def read_odt(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
+    return read_odf(data, "odt")
+
+
+def read_odp(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
+    return read_odf(data, "odp")
+
+
+def read_ods(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
+    return read_odf(data, "ods")
 
 
 def read_odf(data: bytes, kind: str) -> Document:
@@ -75,7 +87,7 @@ def read_odf(data: bytes, kind: str) -> Document:
     return Document(units, write, ODF_TYPES[kind])
 
 
-def read_xlsx(data: bytes) -> Document:
+def read_xlsx(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     archive = Archive(data, "xlsx")
     if not any(n.startswith("xl/") for n in archive.names()):
         raise BadDocument("file: this zip has no xl/ folder: it is not an .xlsx workbook")
@@ -127,7 +139,7 @@ def _cell_unit(stretch: Stretch) -> Unit:
     return Unit(unit.text.replace("\n", "<br>"), "html") if unit.fmt == "html" else unit
 
 
-def read_epub(data: bytes) -> Document:
+def read_epub(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     archive = Archive(data, "epub")
     if "META-INF/container.xml" not in archive.names():
         raise BadDocument("file: this zip has no META-INF/container.xml: it is not an EPUB book")

@@ -21,7 +21,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from translator.documents.model import BadDocument, Document, TextEncoding, Unit, decode_legacy_text, text_document
+from translator.documents.model import (
+    NO_OPTIONS,
+    BadDocument,
+    Document,
+    ReadOptions,
+    TextEncoding,
+    Unit,
+    decode_legacy_text,
+    text_document,
+)
 
 # A cue's timing line: timestamps (WebVTT's `00:01.000`, SubRip's `00:00:01,000`), then settings.
 _TIMING = re.compile(r"^\s*\d[\d:.,]*\s*-->\s*\d[\d:.,]*(?:\s|$)")
@@ -55,9 +64,9 @@ def _lines(text: str) -> list[tuple[str, str]]:
     return [*lines, (parts[-1], "")] if parts[-1] else lines
 
 
-def read_text(data: bytes, encoding: TextEncoding | None = None) -> Document:
+def read_text(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     """Each line with text is a unit: wrapped paragraphs stay wrapped where they were."""
-    text, encoding = decode_legacy_text(data, "text", encoding)
+    text, encoding = decode_legacy_text(data, "text", options.encoding)
     lines = _lines(text)
     slots = [i for i, (body, _) in enumerate(lines) if body.strip()]
 
@@ -198,6 +207,14 @@ def _from_html(translation: str, markup: _Markup) -> str:
 def _vtt_text(translation: str) -> str:
     # Cue text must not hold `-->` (it would end the cue) nor a bare `<` (a tag) or `&`.
     return translation.replace("&", "&amp;").replace("<", "&lt;").replace("-->", "--&gt;")
+
+
+def read_srt(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
+    return read_subtitles(data, False, options.encoding)
+
+
+def read_vtt(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
+    return read_subtitles(data, True, options.encoding)
 
 
 def read_subtitles(data: bytes, webvtt: bool, encoding: TextEncoding | None = None) -> Document:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from translator.documents.model import ICU_KEPT, UTF8, Document, Unit
+from translator.documents.model import ICU_KEPT, NO_OPTIONS, UTF8, Document, ReadOptions, Unit
 from translator.documents.po_charset import _content_type, _declared_charset, _decode, _encoded, _names_utf8
 from translator.documents.po_plurals import _plurals
 from translator.documents.po_syntax import _ending, _Entry, _escape, _header, _parse, _width, _wrap, _written
@@ -58,14 +58,14 @@ def _header_edits(header: _Entry, lines: list[str], value: str, width: int | Non
     return [(string.end, string.end, [text + eol for text in written])]
 
 
-def read_po(data: bytes, target_language: str = "") -> Document:
+def read_po(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     declared = _declared_charset(data)
     charset = declared[0] if declared is not None else None
     lines, raw, encoding = _decode(data, charset)
     entries = _parse(lines)
     width = _width(lines, entries)
     header = _header(entries)
-    plurals = _plurals(header, target_language)
+    plurals = _plurals(header, options.target)
     # Entries to fill: the forms to fill, each with the key of the string it is filled from, and a
     # plural entry's forms past nplurals that it loses (empty, or fuzzy and refilled anyway).
     todo: list[tuple[_Entry, dict[str, str], list[str]]] = []

@@ -13,7 +13,16 @@ import codecs
 import re
 
 from translator.contract import limits
-from translator.documents.model import BadDocument, Document, TextEncoding, Unit, decode_legacy_text, text_codec
+from translator.documents.model import (
+    NO_OPTIONS,
+    BadDocument,
+    Document,
+    ReadOptions,
+    TextEncoding,
+    Unit,
+    decode_legacy_text,
+    text_codec,
+)
 from translator.text.markup import BREAK, TEXT, html_tokens
 
 # Well under the per-record limit: a fragment is one record.
@@ -63,8 +72,8 @@ def decode_html(data: bytes, declared: TextEncoding | None = None) -> tuple[str,
     return decode_legacy_text(data, "HTML", declared)
 
 
-def read_html(data: bytes, encoding: TextEncoding | None = None) -> Document:
-    source, encoding = decode_html(data, encoding)
+def read_html(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
+    source, encoding = decode_html(data, options.encoding)
     fragments = fragments_of(source)
     slots = [i for i, f in enumerate(fragments) if any(t.kind == TEXT and t.text.strip() for t in html_tokens(f))]
 
@@ -80,7 +89,7 @@ def read_html(data: bytes, encoding: TextEncoding | None = None) -> Document:
     return Document([Unit(fragments[i], "html") for i in slots], write, f"text/html; charset={encoding.charset}")
 
 
-def read_xhtml(data: bytes) -> Document:
+def read_xhtml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     """An XHTML page (.xhtml): XML, so read as XML declares it (its encoding from the declaration
     or a byte-order mark, a file that is not well-formed refused), and translated as HTML is, as
     EPUB's chapters are: only text changes, every tag and declaration comes back as it was."""

@@ -27,7 +27,7 @@ import html
 from typing import Any
 
 from translator.documents import xmltext
-from translator.documents.model import ICU_KEPT, BadDocument, Document, Unit
+from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
 from translator.documents.ooxml import parse_xml
 from translator.text import icu
 
@@ -66,7 +66,7 @@ def _version(root: Any) -> str:
     raise BadDocument(f"file: not an XLIFF document this service reads: its root is {found}; accepted: {_ACCEPTED}")
 
 
-def read_xliff(data: bytes, target_language: str) -> Document:
+def read_xliff(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     root = parse_xml(data, "XLIFF")
     version = _version(root)
     ns = root.tag.partition("}")[0] + "}" if root.tag.startswith("{") else ""
@@ -104,7 +104,7 @@ def read_xliff(data: bytes, target_language: str) -> Document:
             if written != tag:
                 edits.append((where[element].start, where[element].open_end, written))
 
-        language = {"trgLang" if version == "2.0" else "target-language": target_language}
+        language = {"trgLang" if version == "2.0" else "target-language": options.target}
         for element in languages:
             set_attributes(element, language)
         states = {"1.2": _MACHINE_STATE, "2.0": {}}.get(version, _MACHINE_STATE_1_1)
