@@ -167,8 +167,10 @@ class Writer:
 
     def finish(self) -> str:
         self.flush()
-        self._underscores()
+        # Spaces first: an `_` emphasis that a space put back beside white space stays `_` (#49: the
+        # spec's `__foo, __bar__, baz__` came back with `**`).
         self._flanking()
+        self._underscores()
         out = "".join(self.out)
         if self.block.kind == "heading":  # a translated `#` at the end would be read as the closing run
             out = _CLOSING_HASHES.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", out)

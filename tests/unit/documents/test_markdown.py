@@ -289,6 +289,17 @@ def test_a_translation_is_written_only_where_it_reads_as_the_same_constructs(sou
         assert document.kept == [f"line 1: {MARKDOWN_KEPT}"]
 
 
+def test_an_underscore_emphasis_a_space_puts_back_beside_white_space_stays_underscores():
+    # The spec's example 389 as the fixture model answered it: the inner emphasis against the words
+    # around it; the space that lets its closing `__` close also lets it stay `__`.
+    source = "__foo, __bar__, baz__\n"
+    document = read_document("spec.md", source.encode())
+    answer = '<strong data-m="0">Bonjour, nous.<strong data-m="2">Le vin.</strong>Bonjour.</strong>'
+    out = document.write([answer]).decode()
+    assert out == "__Bonjour, nous.__Le vin.__ Bonjour.__\n"
+    assert _constructs(out) == _constructs(source)  # `__`, not `**`: the delimiters compared too
+
+
 def test_a_character_reference_opening_a_line_stays_text():
     assert translate("&#9;foo\n", upper) == "&#9;FOO\n"
     assert translate("Hello\n\n&#32;&#32;&#32;&#32;world and more\n", upper) == (
