@@ -173,8 +173,9 @@ def test_more_formats_through_the_native_jobs(server):
         if expected is not None:
             assert result == expected
         elif name.endswith(".yml"):
-            assert yaml.safe_load(result) == {"en": {"title": ta, "body": tb, "count": 2}}
-            assert result.startswith(b"en:\n  # home page\n  title: ") and result.endswith(b"\n  count: 2\n")
+            # A Rails locale file: under the target's locale.
+            assert yaml.safe_load(result) == {"fr": {"title": ta, "body": tb, "count": 2}}
+            assert result.startswith(b"fr:\n  # home page\n  title: ") and result.endswith(b"\n  count: 2\n")
         else:
             content = zipfile.ZipFile(io.BytesIO(result)).read("content.xml").decode()
             assert f'{ta} <text:span text:style-name="T1">{tb}</text:span>' in content

@@ -7,8 +7,8 @@ placeholders stay (placeholders are kept by the text path, translator/text/place
 - YAML (Rails, Symfony, i18next... locale files): every string value, at any depth, replaced where
   it stands in the file, so that keys, comments, anchors, other scalars and the layout come back
   byte for byte; a value keeps its quoting style (plain, single, double quoted, or a `|`/`>` block)
-  where the translation can be written in it, else it is double quoted. Keys are never translated,
-  the top-level locale key (`en:`) included: rename it to the target's where the framework wants.
+  where the translation can be written in it, else it is double quoted. Keys are never translated;
+  a Rails locale file's one top-level key (`en:`) names the target's locale once translated.
 
 In both, a string that names a locale is a code for the software, not a word (i18n-iso-countries'
 `"locale": "en"`), and is never translated: a language tag (BCP 47, `_` taken for `-`, as langcodes
@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from translator.documents import xmltext
@@ -98,10 +99,11 @@ def _formatjs_literals(tree: Any) -> list[bool] | None:
     return flags
 
 
-def _json_string_values(text: str) -> Iterator[tuple[Any, str, list[list[str | None]]]]:
+def _json_string_values(text: str) -> Iterator[tuple[Any, str, list[list[Any]]]]:
     """Each string value of a valid JSON text (not its keys), in order: its match, its value, and
-    the open containers around it, outermost first, each ["{", its current key] or ["[", None]."""
-    frames: list[list[str | None]] = []
+    the open containers around it, outermost first, each ["{", its current key, where that key
+    starts] or ["[", None]."""
+    frames: list[list[Any]] = []
     for match in _JSON_TOKEN.finditer(text):
         token = match.group()
         if token in ("{", "["):
@@ -109,7 +111,7 @@ def _json_string_values(text: str) -> Iterator[tuple[Any, str, list[list[str | N
         elif token in ("}", "]"):
             frames.pop()
         elif match.group("key") is not None:
-            frames[-1][1] = json.loads(token)
+            frames[-1][1:] = [json.loads(token), match.start()]
         else:
             yield match, json.loads(token), frames
 
@@ -132,6 +134,80 @@ def _json_strings(text: str, literal: list[bool] | None = None) -> list[tuple[in
 # posts"), under a key that says so (`theme.blog.post.plurals`). Each form is translated alone and
 # the separator kept: translated whole, the `|` was dropped and two or three forms became one (#49).
 _PLURALS_KEY = re.compile(r"(?:^|[._-])plurals$", re.IGNORECASE)
+
+
+# i18next (v21 on) and other CLDR-keyed catalogs write a plural as sibling keys, one per category of
+# the language's plural rules: `item_one`, `item_other` in English; Czech needs `item_few` and
+# `item_many` too, or i18next finds no string for 2 or 5 items. A translation adds the categories
+# the target language has and the file lacks, each from the `_other` form (the general one, with
+# its `{{count}}`); the source's own categories stay (i18next ignores one a language lacks).
+_CATEGORIES = ("zero", "one", "two", "few", "many", "other")
+_CATEGORY_KEY = re.compile(r"^(?P<base>.+)_(?P<category>zero|one|two|few|many|other)$")
+
+
+def plural_categories(language: str) -> tuple[str, ...]:
+    """The CLDR plural categories of a language, in CLDR's order (`other` always), or () where
+    Babel does not know the language."""
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        tags = Locale.parse(language.replace("-", "_")).plural_form.tags
+    except (UnknownLocaleError, ValueError, TypeError):
+        return ()
+    return tuple(category for category in _CATEGORIES if category in tags or category == "other")
+
+
+@dataclass(frozen=True)
+class _PluralKeys:
+    """Categories a plural group lacks, to be added after its last member (at `after`)."""
+
+    base: str
+    missing: tuple[str, ...]
+    other: int  # where its `_other` value starts: its translation fills the new keys
+    after: int
+    separator: str  # between the last member and the one before it: `,` and the white space
+    colon: str  # between a member's key and its value
+
+
+def _plural_keys(text: str, target: str) -> list[_PluralKeys]:
+    wanted = plural_categories(target) if target else ()
+    if not wanted:
+        return []
+    # Members of each object's plural groups: object -> base -> category -> (key start, value match)
+    groups: dict[int, dict[str, dict[str, tuple[int, Any]]]] = {}
+    objects: dict[int, list[Any]] = {}  # the frames, alive: their ids are the objects' names
+    for match, _, frames in _json_string_values(text):
+        frame = frames[-1] if frames else None
+        if frame is None or frame[0] != "{" or not isinstance(frame[1], str):
+            continue
+        found = _CATEGORY_KEY.match(frame[1])
+        if found:
+            objects[id(frame)] = frame
+            groups.setdefault(id(frame), {}).setdefault(found["base"], {})[found["category"]] = (frame[2], match)
+    out = []
+    for by_base in groups.values():
+        for base, members in by_base.items():
+            missing = tuple(category for category in wanted if category not in members)
+            if "other" not in members or len(members) < 2 or not missing:
+                continue
+            ordered = sorted(members.values(), key=lambda member: member[0])
+            (last_key, last), (_, before) = ordered[-1], ordered[-2]
+            key_end = _JSON_KEY.match(text, last_key).end()  # type: ignore[union-attr]
+            out.append(
+                _PluralKeys(
+                    base=base,
+                    missing=missing,
+                    other=members["other"][1].start(),
+                    after=last.end(),
+                    separator=text[before.end() : last_key],
+                    colon=text[key_end : last.start()],
+                )
+            )
+    del objects  # held until here: a frame's id names its object only while the frame lives
+    return sorted(out, key=lambda group: group.after)
+
+
+_JSON_KEY = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def _forms(value: str, key: str | None) -> list[str]:
@@ -231,20 +307,31 @@ def read_json(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
             # A `|` in a form's translation would read as one more form.
             translated[index][at] = translation.replace("|", "/") if len(forms[index]) > 1 else translation
         translations = ["|".join(held) for held in translated]
-        out, last = [], 0
+        edits = []
         for (start, end, value, _), translation in zip(values, translations, strict=True):
             if translation != value:
-                original = text[start:end]
-                # \u escapes where the file writes its non-ASCII text so.
-                escaped = original.isascii() and "\\u" in original
-                out += [text[last:start], json.dumps(translation, ensure_ascii=escaped)]
-                last = end
-        out.append(text[last:])
-        return encoding.bom + "".join(out).encode(encoding.codec)
+                edits.append((start, end, _json_string(translation, text[start:end])))
+        by_start = {start: translation for (start, _, _, _), translation in zip(values, translations, strict=True)}
+        for group in plural_keys:
+            if group.other not in by_start:
+                continue  # an empty `_other`: nothing to fill the new forms from
+            written = _json_string(by_start[group.other], text[group.other : group.after])
+            added = "".join(
+                f"{group.separator}{json.dumps(f'{group.base}_{category}')}{group.colon}{written}"
+                for category in group.missing
+            )
+            edits.append((group.after, group.after, added))
+        return encoding.bom + xmltext.splice(text, sorted(edits)).encode(encoding.codec)
 
+    plural_keys = _plural_keys(text, options.target)
     texts = [piece for held, _ in pieces for piece in held]
     document = Document([Unit(text, unit_format(text)) for text in texts], write, "application/json")
     return document
+
+
+def _json_string(value: str, original: str) -> str:
+    """A JSON string of `value`, with \\u escapes where the file wrote its non-ASCII text so."""
+    return json.dumps(value, ensure_ascii=original.isascii() and "\\u" in original)
 
 
 # An anchor (`&name`) or a tag (`!!str`) before a scalar: kept in front of its translation.
@@ -291,6 +378,12 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         out, last = [], 0
         done = iter(unit_translations)
         document.kept.clear()
+        if locale_key is not None:  # before every value: it opens the file
+            key_start, key_end = locale_key.start_mark.index, locale_key.end_mark.index
+            out, last = (
+                [text[:key_start], _yaml_scalar(options.target, locale_key.style, text[key_start:key_end], False)],
+                key_end,
+            )
         for (node, flow), (texts, join) in zip(nodes, pieces, strict=True):
             # An ICU message whose arguments did not come back: as it was.
             translation = join([next(done) for _ in texts])
@@ -309,9 +402,32 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         out.append(text[last:])
         return encoding.bom + "".join(out).encode(encoding.codec)
 
+    locale_key = _rails_locale_key(roots, options.target)
     texts = [piece for held, _ in pieces for piece in held]
     document = Document([Unit(text, unit_format(text)) for text in texts], write, "application/yaml")
     return document
+
+
+# A Rails (Ruby i18n) locale file holds its strings under one top-level key, the locale's (`en:`),
+# which Rails loads as that locale: translated, it must name the target's, or the French file
+# overrides English. A language code of two letters, with a script or region (`pt-BR`, `zh_Hant`);
+# three-letter ones are left alone (`app:` is a key, and Apma's code).
+_RAILS_LOCALE = re.compile(r"[a-z]{2}(?:[-_][A-Za-z0-9]{2,8})*")
+
+
+def _rails_locale_key(roots: list[Any], target: str) -> Any:
+    """The key node to rename to `target` (None where the file is not shaped so, or no target)."""
+    import langcodes
+    import yaml
+
+    if not target or len(roots) != 1 or not isinstance(roots[0], yaml.MappingNode) or len(roots[0].value) != 1:
+        return None
+    key, value = roots[0].value[0]
+    if not (isinstance(key, yaml.ScalarNode) and key.tag == _STR and isinstance(value, yaml.MappingNode)):
+        return None
+    if not _RAILS_LOCALE.fullmatch(key.value) or not langcodes.tag_is_valid(key.value.replace("_", "-")):
+        return None
+    return key if key.value != target else None
 
 
 def _scalar(node: Any) -> str | None:

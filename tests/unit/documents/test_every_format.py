@@ -191,9 +191,11 @@ en:
 def test_yaml_values_in_place_and_everything_else_byte_for_byte():
     import yaml
 
-    assert identity("en.yml", YAML.encode()) == YAML.encode()
+    # A Rails locale file: answered under the target's locale (fr), everything else as it was.
+    assert identity("en.yml", YAML.encode()) == YAML.replace("\nen:\n", "\nfr:\n").encode()
     expected = (
-        YAML.replace(f'"{A}"', f'"{TA}"')
+        YAML.replace("\nen:\n", "\nfr:\n")
+        .replace(f'"{A}"', f'"{TA}"')
         .replace(f"plain: {B}", f"plain: {TB}")
         .replace(f"'{C}'", f"'{TC}'")
         .replace(f"    {A}\n    {B}\n", f"    {TA}\n    {TB}\n")
@@ -202,12 +204,12 @@ def test_yaml_values_in_place_and_everything_else_byte_for_byte():
         .replace(f"[{B}, 42]", f"[{TB}, 42]")
     )
     assert translate("en.yaml", YAML.encode()).decode() == expected
-    assert yaml.safe_load(expected)["en"]["again"] == TC  # the alias follows its anchor
+    assert yaml.safe_load(expected)["fr"]["again"] == TC  # the alias follows its anchor
 
 
 def test_yaml_with_windows_line_endings_keeps_them_in_blocks_too():
     source = YAML.replace("\n", "\r\n").encode()
-    assert identity("en.yml", source) == source
+    assert identity("en.yml", source) == source.replace(b"\nen:\r\n", b"\nfr:\r\n")
     out = translate("en.yml", source)
     assert out == translate("en.yml", YAML.encode()).replace(b"\n", b"\r\n")
 

@@ -158,3 +158,43 @@ def test_jeds_catalog_under_locale_data_is_read_as_one():
     assert [unit.text for unit in document.units] == ["Open", "Done"]
     catalog = json.loads(document.write(["Öffnen", "Fertig"]))["locale_data"]["messages"]
     assert catalog["Hello"] == ["Hallo"] and catalog["Open"] == ["Öffnen"] and catalog["Done"] == "Fertig"
+
+
+# i18next's JSON v4 plurals (i18next.com, "Plurals"): a key per CLDR category of the language.
+I18NEXT = """{
+  "inbox": {
+    "title": "Inbox",
+    "message_one": "{{count}} message",
+    "message_other": "{{count}} messages"
+  },
+  "total_other": "no group: a category alone"
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "added"),
+    [("cs", ["few", "many"]), ("ar", ["zero", "two", "few", "many"]), ("ja", []), ("en", [])],
+)
+def test_an_i18next_plural_gets_the_target_languages_categories_from_its_other_form(target, added):
+    document = read_document("en.json", I18NEXT.encode(), target)
+    out = document.write([unit.text.upper() for unit in document.units]).decode()
+    inbox = json.loads(out)["inbox"]
+    assert list(inbox) == ["title", "message_one", "message_other", *[f"message_{c}" for c in added]]
+    assert all(inbox[f"message_{c}"] == "{{COUNT}} MESSAGES" for c in added)
+    assert json.loads(out)["total_other"] == "NO GROUP: A CATEGORY ALONE"
+    if added:  # each new key on its own line, indented as its siblings
+        assert f'    "message_other": "{{{{COUNT}}}} MESSAGES",\n    "message_{added[0]}": ' in out
+
+
+def test_a_rails_locale_file_is_answered_under_the_target_locale():
+    source = "# Rails\nen:\n  greeting: Hello world\n  nested:\n    bye: 'Goodbye'\n"
+    document = read_document("en.yml", source.encode(), "fr")
+    out = document.write([unit.text.upper() for unit in document.units]).decode()
+    assert out == "# Rails\nfr:\n  greeting: HELLO WORLD\n  nested:\n    bye: 'GOODBYE'\n"
+    # A regional code, quoted as it was; a single top-level key that is no locale code stays.
+    quoted = read_document("pt.yml", b'"pt-BR":\n  a: Hello\n', "de")
+    assert quoted.write(["HALLO"]) == b'"de":\n  a: HALLO\n'
+    for kept in (b"app:\n  a: Hello\n", b"en:\n  - Hello\n", b"en: Hello\n"):
+        plain = read_document("x.yml", kept, "de")
+        assert plain.write(["HALLO"]) == kept.replace(b"Hello", b"HALLO")
