@@ -12,6 +12,7 @@ from deepl import util
 from deepl.api_data import MultilingualGlossaryDictionaryEntries as Dictionary
 
 from harness.corpus import corpus_sentences
+from translator.contract import limits
 
 pytestmark = pytest.mark.server
 
@@ -403,3 +404,30 @@ def test_deepls_llm_features_are_a_403_that_says_so(server, call, message):
 def test_deepls_translation_memory_routes_are_a_403_that_says_so(server):
     refused = requests.delete(f"{server.url}/deepl/v3/translation_memories/tm-1", timeout=30)
     assert refused.status_code == 403 and "Translation memories" in refused.json()["message"]
+
+
+@pytest.mark.parametrize("api", ["deepl", "libretranslate"])
+def test_1024_texts_by_form_are_translated_and_1025_are_a_413(server, api):
+    # Starlette's forms stopped at 1,000 fields: 1,000 texts by form were a 400 "Too many fields",
+    # where the docs promise 1,024 texts and a 413 past them, as JSON bodies get (#50).
+    text, translation = "Life is like a box of chocolates.", "人生はチョコレートの箱のようなものだ。"
+    if api == "deepl":
+        url, fields, answer = (
+            f"{server.url}/v2/translate",
+            [("target_lang", "JA"), ("source_lang", "EN")],
+            "translations",
+        )
+        name = "text"
+    else:
+        url, fields, answer = f"{server.url}/libretranslate/translate", [("source", "en"), ("target", "ja")], None
+        name = "q"
+    for count, status in ((limits.MAX_RECORDS_PER_REQUEST, 200), (limits.MAX_RECORDS_PER_REQUEST + 1, 413)):
+        response = requests.post(url, data=[*fields, *[(name, text)] * count], timeout=300)
+        assert response.status_code == status, response.text[:300]
+        if status == 200:
+            body = response.json()
+            texts = [t["text"] for t in body[answer]] if answer else body["translatedText"]
+            assert texts == [translation] * count
+        else:
+            said = response.json()["message" if api == "deepl" else "error"]
+            assert "exceeds the limit of 1024" in said, said

@@ -47,7 +47,8 @@ from translator.api.deepl_params import (
 )
 from translator.api.deepl_params import parse_entries as parse_entries  # re-exported: tests parse entries
 from translator.api.disconnect import CallerGone
-from translator.api.libretranslate import FORM_TYPES, EdgeRequest, language_name, read_params
+from translator.api.libretranslate import EdgeRequest, language_name
+from translator.api.params import FORM_TYPES, read_params
 from translator.contract.errors import (
     ClientClosed,
     Forbidden,

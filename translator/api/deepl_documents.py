@@ -29,7 +29,7 @@ from translator.api import documents
 from translator.api.auth import api_keys
 from translator.api.deepl import V2_PATHS, answering, check_key
 from translator.api.deepl_params import languages_and_options, one
-from translator.api.libretranslate import read_params
+from translator.api.params import read_params
 from translator.contract.errors import InvalidRequest, TranslationError, Unavailable
 from translator.documents import jobs
 from translator.documents.formats import extension

@@ -21,7 +21,7 @@ from translator.api.deepl_codes import to_deepl
 from translator.api.deepl_params import one, parse_entries, source_language
 from translator.api.glossaries import GlossaryNotFound
 from translator.api.glossary_model import Dictionary, Glossary, new_glossary, new_multilingual
-from translator.api.libretranslate import read_params
+from translator.api.params import read_params
 from translator.contract.errors import InvalidRequest, PayloadTooLarge, TranslationError
 from translator.contract.glossary import MAX_ENTRIES, MAX_NAME_CHARS
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import urllib.parse
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple, Protocol
@@ -24,6 +23,7 @@ from typing import Any, NamedTuple, Protocol
 from translator.api.auth import api_keys, bearer_token, keys_problem, keys_required
 from translator.api.disconnect import CallerGone
 from translator.api.handler import RequestHandler
+from translator.api.params import FORM_TYPES, read_params
 from translator.api.request_options import deadline_ms_of, priority_of
 from translator.contract import limits
 from translator.contract.errors import (
@@ -53,7 +53,6 @@ CORS = {
 # How many candidates `POST detect` lists.
 DETECT_CANDIDATES = 3
 # What clients send besides JSON (libretranslatepy, Discourse, Nextcloud).
-FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 
 class Service(Protocol):
@@ -127,35 +126,6 @@ def error_response(exc: TranslationError) -> Any:
 # The native API's fields as this API's parameters, in errors (`payload.glossaryId` before
 # `payload.glossary`, which it starts with).
 _FIELD_NAMES = (("payload.records", "q"), ("payload.glossaryId", "glossary_id"), ("payload.glossary", "glossary"))
-
-
-async def read_params(request: Any) -> dict[str, Any]:
-    """The request's parameters: the query string, then the body (JSON object or form)."""
-    params: dict[str, Any] = {}
-    for key in request.query_params:
-        values = request.query_params.getlist(key)
-        params[key] = values[0] if len(values) == 1 else values
-    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media_type in FORM_TYPES:
-        try:
-            form = await request.form(max_part_size=limits.MAX_BODY_BYTES)
-        except Exception as exc:  # malformed multipart: python-multipart's and Starlette's errors
-            raise InvalidRequest(f"Invalid request: the form could not be read ({exc})") from exc
-        for key in form:
-            values = [v for v in form.getlist(key) if isinstance(v, str)]
-            if values:
-                params[key] = values[0] if len(values) == 1 else values
-        return params
-    body = await request.body()
-    if body.strip():
-        try:
-            data = json.loads(body)
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to be a request
-            raise InvalidRequest(f"Invalid request: the body is not valid JSON ({str(exc)[:200]})") from exc
-        if not isinstance(data, dict):
-            raise InvalidRequest("Invalid request: the JSON body must be an object")
-        params.update(data)
-    return params
 
 
 def _check_key(params: dict[str, Any], request: Any) -> None:
