@@ -2,7 +2,7 @@
 webvtt-py's and pysrt's subtitles, python-docx/pptx test documents, READMEs, ...), fetched from the
 package registries at test time (pinned by hash, cached in build/realworld/), sent through
 `POST /documents` on the session's live server (a sample through LibreTranslate's `translate_file`
-too), and judged by each format's own tools (harness/realworld.py), not by this project's readers.
+too), and judged by each format's own tools (harness/realworld/judges/), not by this project's readers.
 
 `make test` takes the CI subset (every format, every case of #42's table); `make test-realworld`
 (REALWORLD=all) the whole manifest. The fixture model translates only its corpus exactly: other

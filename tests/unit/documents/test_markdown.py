@@ -307,7 +307,7 @@ def test_a_character_reference_opening_a_line_stays_text():
     )
 
 
-@pytest.mark.processes  # fetched from PyPI, pinned (harness/realworld.py), cached in build/
+@pytest.mark.processes  # fetched from PyPI, pinned (harness/realworld/), cached in build/
 def test_every_example_of_the_commonmark_spec_keeps_its_constructs():
     from harness.realworld import commonmark_examples
 
