@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from translator.contract.errors import InvalidRequest, TranslationError
-from translator.documents import i18n, markdown, ooxml, packages, plaintext, po, web, xliff
+from translator.documents import json_catalogs, markdown, ooxml, packages, plaintext, po, web, xliff, yaml_catalogs
 from translator.documents.model import BadDocument, Document, Reader, ReadOptions, UnsupportedDocument, named_encoding
 
 # Every reader takes the file's bytes and the same options (translator/documents/model.py).
@@ -24,9 +24,9 @@ READERS: dict[str, Reader] = {
     ".odp": packages.read_odp,
     ".ods": packages.read_ods,
     ".epub": packages.read_epub,
-    ".json": i18n.read_json,
-    ".yaml": i18n.read_yaml,
-    ".yml": i18n.read_yaml,
+    ".json": json_catalogs.read_json,
+    ".yaml": yaml_catalogs.read_yaml,
+    ".yml": yaml_catalogs.read_yaml,
     ".xlf": xliff.read_xliff,
     ".xliff": xliff.read_xliff,
     ".po": po.read_po,
