@@ -65,7 +65,16 @@ def read_po(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     entries = _parse(lines)
     width = _width(lines, entries)
     header = _header(entries)
-    plurals = _plurals(header, options.target)
+    # The number of forms each plural entry a person translated has (all its forms, not fuzzy).
+    persons_forms = frozenset(
+        len(entry.forms())
+        for entry in entries
+        if not entry.obsolete
+        and "msgid_plural" in entry.fields
+        and not entry.fuzzy(lines)
+        and all(entry.fields[form].value for form in entry.forms())
+    )
+    plurals = _plurals(header, options.target, persons_forms)
     # Entries to fill: the forms to fill, each with the key of the string it is filled from, and a
     # plural entry's forms past nplurals that it loses (empty, or fuzzy and refilled anyway).
     todo: list[tuple[_Entry, dict[str, str], list[str]]] = []

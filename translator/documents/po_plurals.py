@@ -121,14 +121,20 @@ def _language_plurals(language: str) -> tuple[int, str]:
     return rule.num_plurals, rule.plural_expr
 
 
-def _plurals(header: _Entry | None, target_language: str) -> _Plurals:
-    """The plural forms of the file: its header's Plural-Forms, else its target language's."""
+def _plurals(header: _Entry | None, target_language: str, persons_forms: frozenset[int] = frozenset()) -> _Plurals:
+    """The plural forms of the file: its header's Plural-Forms, else those its people's plural
+    translations all have where that is gettext's default count (two: gettext read the file so,
+    and msgfmt -c passed it), else its target language's. WTForms' Persian catalog has no
+    Plural-Forms and its people wrote two forms; Babel gives Persian one, and a header saying one
+    made msgfmt -c refuse the people's entries (#49)."""
     declared = _header_field(header, "Plural-Forms") or ""
     count = re.search(r"nplurals\s*=\s*(\d+)", declared)
     expression = re.search(r"(?<![a-z])plural\s*=\s*([^;]*)", declared)
     written = None
     if count is None:  # none, or a template's `nplurals=INTEGER; plural=EXPRESSION;`
         nplurals, rule = _language_plurals(target_language) if target_language else _GETTEXT_PLURALS
+        if persons_forms == {_GETTEXT_PLURALS[0]} and nplurals != _GETTEXT_PLURALS[0]:
+            nplurals, rule = _GETTEXT_PLURALS
         written = f"nplurals={nplurals}; plural={rule};"
     else:
         nplurals, rule = int(count.group(1)), expression.group(1).strip() if expression else ""

@@ -482,3 +482,18 @@ def test_the_job_answers_with_the_charset_the_file_was_written_in(tmp_path):
     assert final is not None and final["status"] == "done"
     assert final["contentType"] == "text/x-gettext-translation; charset=utf-8"
     assert store.result_path(state["id"]).read_bytes().decode("utf-8").count("charset=UTF-8") == 1
+
+
+@pytest.mark.processes
+def test_a_header_without_plural_forms_keeps_the_two_forms_its_people_wrote(tmp_path):
+    # WTForms' Persian catalog (#49): no Plural-Forms, so gettext reads two forms, as its people
+    # wrote them; Babel gives Persian one, and a header saying one made msgfmt -c refuse the file.
+    done = plural("Field must be at least %(min)d character long.", "Field must be %(min)d long.", ["x", "y"])
+    source = header("fa", None) + "\n" + done + "\n" + plural(ONE, MANY, ["", ""])
+    out = translate("wtforms.po", source.encode(), "fa").decode()
+    assert hunks(source, out)[0] == ([], [r'"Plural-Forms: nplurals=2; plural=(n != 1);\n"'])
+    assert out.count("msgstr[") == 4 and 'msgstr[0] "x"\nmsgstr[1] "y"' in out
+    compiles(tmp_path, out.encode())
+    # Without a person's plural translation, the target language's forms, as before.
+    bare = header("fa", None) + "\n" + plural(ONE, MANY, ["", ""])
+    assert "nplurals=1; plural=0;" in translate("wtforms.po", bare.encode(), "fa").decode()
