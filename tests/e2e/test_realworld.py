@@ -112,7 +112,8 @@ def test_a_real_file_comes_back_faithful(server, f):
 def test_the_tier_covers_every_format_plural_rule_and_encoding():
     everything, run = realworld.selected(True), FILES
     print(f"\nreal-world tier: {realworld.summary(run)} (of {realworld.summary(everything)})")
-    assert len(everything) >= 150 and len({f.archive.name for f in everything}) >= 10
+    # #49: at least 800 files from 40 packages, and for every format files whose text exercises it.
+    assert len(everything) >= 800 and len({f.archive.name for f in everything}) >= 40
     for files in (everything, realworld.selected(False)):
         assert {f.fmt for f in files} == set(supported()), "every format the service reads, in each run"
     assert {1, 2, 3, 6} <= {f.plurals for f in everything}
@@ -120,6 +121,7 @@ def test_the_tier_covers_every_format_plural_rule_and_encoding():
     assert {"cp1252", "iso8859-1", "koi8-r", "big5", "shift_jis"} <= encodings
     assert any("utf-16" in f.member for f in realworld.selected(False))
     assert len({f.source for f in everything}) >= 15, "several languages and scripts"
+    assert len({f.source for f in everything if f.fmt == ".srt"} - {"auto"}) >= 3, "SubRip in three languages"
 
 
 def _zip_with(data: bytes, member: str, edit) -> bytes:

@@ -25,9 +25,7 @@ FORMATS: dict[str, tuple[Judge, Texts]] = {
     ".md": (markdown.judge, markdown.texts),
     ".html": (html.judge, html.texts),
     ".htm": (html.judge, html.texts),
-    # An XHTML page's text for `texts` is the whole file: lxml's HTML parser reads XHTML's
-    # declaration and namespaces as text.
-    ".xhtml": (html.judge, text.texts),
+    ".xhtml": (html.judge, html.texts),
     ".txt": (text.judge, text.texts),
     ".json": (json.judge, json.texts),
     ".yaml": (yaml.judge, yaml.texts),

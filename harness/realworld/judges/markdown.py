@@ -53,4 +53,11 @@ def judge(f: RealFile, original: bytes, answer: Answer) -> list[str]:
 
 
 def texts(f: RealFile, original: bytes) -> Iterator[str]:
-    yield decoded_original(f, original)
+    """The text markdown-it reads in the file's inline content: not its markup, nor code, HTML,
+    URLs or an image's alt text. (The whole file once stood for it, and a file of images and
+    inline HTML alone, html2text's images_as_html.md, was said to hold text no job found.)"""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(decoded_original(f, original))
+    for token in tokens:
+        yield from (child.content for child in token.children or [] if child.type == "text")

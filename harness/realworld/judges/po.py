@@ -134,7 +134,13 @@ def judge(f: RealFile, original: bytes, answer: Answer) -> list[str]:
     lost = [
         y.msgid[:60]
         for x, y in zip(a_entries, b_entries, strict=False)
-        if not x.translated() and y.msgstr and markup(y.msgid) and markup(y.msgid) != markup(y.msgstr)
+        # Not an obsolete entry: polib calls it untranslated, but it is a person's, kept as it was
+        # (pydata-sphinx-theme's Russian one holds markup its translator escaped wrongly).
+        if not x.translated()
+        and not x.obsolete
+        and y.msgstr
+        and markup(y.msgid)
+        and markup(y.msgid) != markup(y.msgstr)
     ]
     if lost:
         problems.append(f"lxml: {len(lost)} translations lost or changed their msgid's markup, e.g. {lost[:3]}")
