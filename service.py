@@ -18,6 +18,7 @@ import bentoml
 from pydantic import Field
 
 from translator.api import client_errors
+from translator.api.access import RouteTable
 from translator.api.auth import api_keys, keys_problem
 from translator.api.disconnect import CallerGone
 from translator.api.engine_channel import EngineChannel
@@ -206,7 +207,10 @@ class TranslationEngine:
 
 
 # The current service is this worker's `Translation` (BentoML makes one per worker process).
-@bentoml.asgi_app(routes_app(supported_languages, bentoml.get_current_service, model_codes, accepted_codes), path="/")
+ROUTES = routes_app(supported_languages, bentoml.get_current_service, model_codes, accepted_codes)
+
+
+@bentoml.asgi_app(ROUTES, path="/")
 @bentoml.service(name=API_SERVICE, **SETTINGS.api_service)
 class Translation:
     engine = bentoml.depends(TranslationEngine)
@@ -301,4 +305,12 @@ ENGINE_LOAD = LoadReader()
 ADMISSION = SharedInFlight(SETTINGS.admission.max_concurrency, slots=slots_for(SETTINGS.api_service.get("workers", 1)))
 # Keys are read in each API worker (translator/api/auth.py), never on import: `bentoml build`
 # imports this file where no Secret is mounted.
-Translation.add_asgi_middleware(EdgeMiddleware, admission=ADMISSION, keys=api_keys, engine_load=ENGINE_LOAD)
+# The key is asked at every route (ours, and BentoML's `/translation`) not declared public
+# (translator/api/access.py); an unknown path is a 404 to anyone.
+Translation.add_asgi_middleware(
+    EdgeMiddleware,
+    admission=ADMISSION,
+    keys=api_keys,
+    engine_load=ENGINE_LOAD,
+    routes=RouteTable(ROUTES.routes, own=["/translation"]),
+)

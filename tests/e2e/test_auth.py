@@ -117,11 +117,41 @@ def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp
         # Kubernetes' probes, Prometheus and the language lists need no key.
         for path in ("/livez", "/readyz", "/metrics", "/languages", "/libretranslate/languages"):
             assert requests.get(srv.url + path, timeout=30).status_code == 200, path
+        # Every route of the app, each method, without a key: refused, but the declared public ones (#50).
+        assert every_route_refused_without_a_key(srv.url) == []
         exposed = srv.log() + srv.metrics()
         for secret in (KEY, OTHER, WRONG):
             assert secret not in exposed
     finally:
         srv.stop()
+
+
+# A value for each path parameter of the app's routes.
+SAMPLES = {"job": "0" * 32, "glossary_id": "x", "document_id": "0" * 32, "name": "x.txt", "rest": "x"}
+
+
+def every_route_refused_without_a_key(url: str) -> list[str]:
+    """The app's routes (translator/api/routes.py, and BentoML's /translation), enumerated from the
+    app itself: each method of each, called without a key, must be refused (401 or 403) unless
+    translator/api/access.py declares it public. What is not, each as `METHOD path: status`."""
+    from translator.api.access import is_public
+    from translator.api.routes import routes_app
+
+    app = routes_app(lambda: ["en"], lambda: None)
+    calls = [("POST", "/translation")] + [
+        (method, route.path_format.format(**{name: SAMPLES[name] for name in route.param_convertors}))
+        for route in app.routes
+        for method in sorted(route.methods or ())
+        if method not in ("HEAD", "OPTIONS")
+    ]
+    assert len(calls) > 60  # every API's routes: native, LibreTranslate, DeepL v2 and v3, documents, the page
+    wrong = []
+    for method, path in calls:
+        status = requests.request(method, url + path, timeout=60).status_code
+        refused = status in (401, 403)
+        if refused == is_public(method, path):
+            wrong.append(f"{method} {path}: {status} ({'public' if is_public(method, path) else 'needs a key'})")
+    return wrong
 
 
 def test_keys_asked_for_but_not_given_fail_closed_and_say_why(fixture_model: Path, tmp_path, monkeypatch) -> None:

@@ -259,3 +259,16 @@ def test_html_on_the_native_api_keeps_the_tree(server):
     assert [element.tag for element in tree.iter()] == [
         element.tag for element in lxml_html.document_fromstring(document).iter()
     ]
+
+
+def test_deep_translators_libretranslator_translates_one_text_and_a_batch(server):
+    # deep-translator (PyPI, pinned in requirements-dev.txt), configured as its README says: it
+    # sends its parameters in the query string of a POST, and wants a key even where none is needed.
+    from deep_translator import LibreTranslator
+
+    client = LibreTranslator(source="en", target="ja", custom_url=f"{base(server)}/", api_key="any-key")
+    assert client.translate("Life is like a box of chocolates.") == "人生はチョコレートの箱のようなものだ。"
+    (a, ta), (b, tb), *_ = sentences("en", "fr")
+    assert LibreTranslator(source="en", target="fr", custom_url=f"{base(server)}/", api_key="x").translate_batch(
+        [a, b]
+    ) == [ta, tb]

@@ -84,7 +84,9 @@ async def echo_app(scope, receive, send):
     await send({"type": "http.response.body", "body": message.get("body", b"")})
 
 
-def call(middleware: EdgeMiddleware, method: str, headers: list) -> tuple[int, dict, bytes, int]:
+def call(
+    middleware: EdgeMiddleware, method: str, headers: list, path: str = "/translation"
+) -> tuple[int, dict, bytes, int]:
     """(status, headers, body, body bytes read) of one request through the middleware."""
     chunks = [b'{"payload": {}}'] * 4
     read = [0]
@@ -100,7 +102,7 @@ def call(middleware: EdgeMiddleware, method: str, headers: list) -> tuple[int, d
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": method, "path": "/translation", "headers": headers}
+    scope = {"type": "http", "method": method, "path": path, "headers": headers}
     asyncio.run(middleware(scope, receive, send))
     return sent[0]["status"], dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:]), read[0]
 
@@ -141,6 +143,28 @@ def test_the_middleware_refuses_a_post_without_an_accepted_key_and_admits_none()
     assert status == 200 and body == b'{"payload": {}}' * 4
 
 
-def test_reads_and_probes_need_no_key() -> None:
+def test_the_declared_public_routes_need_no_key_and_every_other_does() -> None:
+    # Any method: a GET too is refused where the route is not declared public (#50: routes that
+    # had to check the key themselves, and one forgetting was open).
     middleware = EdgeMiddleware(echo_app, keys=ApiKeys([KEY]))
-    assert call(middleware, "GET", [])[0] == 200
+    for path in ("/livez", "/readyz", "/metrics", "/docs.json", "/", "/languages", "/ui/", "/ui/app.js"):
+        assert call(middleware, "GET", [], path)[0] == 200, path
+    assert call(middleware, "GET", [], "/documents/" + "a" * 32)[0] == 200  # its id is the capability
+    assert call(middleware, "OPTIONS", [], "/libretranslate/translate")[0] == 200  # a CORS preflight
+    for path in ("/translation", "/glossaries", "/glossaries/x", "/documents/not-an-id", "/anything"):
+        assert call(middleware, "GET", [], path)[0] == 401, path
+    assert call(middleware, "GET", [(b"authorization", b"Bearer " + KEY.encode())], "/glossaries")[0] == 200
+
+
+def test_the_key_is_asked_at_routes_and_an_unknown_path_is_the_apps_404() -> None:
+    from translator.api.access import RouteTable
+    from translator.api.routes import routes_app
+
+    table = RouteTable(routes_app(lambda: ["en"], lambda: None).routes, own=["/translation"])
+    middleware = EdgeMiddleware(echo_app, keys=ApiKeys([KEY]), routes=table)
+    assert call(middleware, "POST", [], "/translation")[0] == 401
+    assert call(middleware, "GET", [], "/glossaries")[0] == 401
+    assert call(middleware, "DELETE", [], "/v3/glossaries/x/dictionaries")[0] == 403  # DeepL's words
+    assert call(middleware, "PUT", [], "/glossaries")[0] == 401  # a route's path, another method: 405 after the key
+    assert call(middleware, "GET", [], "/nowhere")[0] == 200  # not a route: the app answers (404)
+    assert call(middleware, "POST", [], "/v3/unknown")[0] == 200

@@ -1,9 +1,8 @@
 """API keys: who may use the translation endpoints, when the operator asks for keys.
 
 Off unless `translation.auth.keys_env` names an environment variable with the keys (config.Auth).
-Every POST needs one: those are the translation endpoints. Reads (`/languages`, the docs) and the
-probes and metrics (`/livez`, `/readyz`, `/metrics`) stay open, so that Kubernetes and Prometheus
-need no key. A key is sent as `Authorization: Bearer KEY`: none is a 401, one not accepted a 403.
+Which routes need one, where each API takes it and how it refuses: translator/api/access.py, the
+one check, applied by the edge to every route not declared public there.
 
 Keys are compared in constant time against every accepted key (the time a refusal takes says
 nothing about how close a guess was), and never written anywhere: not in an answer, a log line or
@@ -74,9 +73,9 @@ def api_keys() -> ApiKeys | None:
 @functools.cache
 def keys_problem() -> str | None:
     """Why the keys asked for cannot be used (logged once), None when they can or are off. A worker
-    with a problem refuses every POST and reports not ready: it fails closed, and visibly, rather
-    than serve unguarded or stop in a way BentoML would not show (an exception in the service's
-    start is swallowed by uvicorn's lifespan "auto" mode)."""
+    with a problem refuses every request but the public ones and reports not ready: it fails
+    closed, and visibly, rather than serve unguarded or stop in a way BentoML would not show (an
+    exception in the service's start is swallowed by uvicorn's lifespan "auto" mode)."""
     try:
         api_keys()
     except ConfigError as exc:

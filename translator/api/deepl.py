@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from translator.api.auth import api_keys, keys_problem
+from translator.api.access import DEEPL as DEEPL_KEYS
 from translator.api.deepl_codes import target_codes, to_deepl, to_iso
 from translator.api.deepl_params import (
     MODEL_TYPES,
@@ -51,7 +51,6 @@ from translator.api.libretranslate import EdgeRequest, language_name
 from translator.api.params import FORM_TYPES, read_params
 from translator.contract.errors import (
     ClientClosed,
-    Forbidden,
     InvalidRequest,
     TranslationError,
     validation_message,
@@ -77,7 +76,11 @@ def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
     if not any(path == top or path.startswith(top + "/") for top in (PREFIX, "/v2", "/v3")):
         return None
     return EdgeRequest(
-        scope, queued=path in TRANSLATE_PATHS or path == DEEPLX_PATH, media_types=FORM_TYPES, shape=error_body
+        scope,
+        queued=path in TRANSLATE_PATHS or path == DEEPLX_PATH,
+        media_types=FORM_TYPES,
+        keys=DEEPL_KEYS,
+        shape=error_body,
     )
 
 
@@ -102,28 +105,8 @@ def error_response(exc: TranslationError) -> Any:
     return JSONResponse(error_body(exc.body()), status_code=status, headers=exc.headers())
 
 
-def check_key(request: Any, params: dict[str, Any]) -> str | None:
-    """`Authorization: DeepL-Auth-Key KEY` (or `Bearer`, or the `auth_key` parameter) against the API
-    keys: the key offered, None when none was (keys off)."""
-    if keys_problem() is not None:
-        from translator.contract.errors import Unavailable
-
-        raise Unavailable("this server's API keys are misconfigured; retry later")
-    offered = params.get("auth_key") if isinstance(params.get("auth_key"), str) else None
-    for name, value in request.scope["headers"]:
-        if name.lower() == b"authorization":
-            scheme, _, token = value.decode("latin-1").strip().partition(" ")
-            if scheme.lower() in ("deepl-auth-key", "bearer") and token.strip():
-                offered = token.strip()
-    keys = api_keys()
-    if keys is not None and (not offered or not keys.accepts(offered.encode("utf-8"))):
-        raise Forbidden("Wrong auth key")
-    return offered
-
-
 async def translate(request: Any, handler: Any) -> dict[str, Any]:
     params = await read_params(request)
-    check_key(request, params)
     texts = _texts(params)
     source, target, glossary_id = languages_and_options(params, handler.languages)
     tag_handling = choice(params, "tag_handling", TAG_HANDLING)
@@ -193,17 +176,14 @@ async def languages(request: Any, handler: Any) -> list[dict[str, Any]]:
 Work = Callable[[Any, Any], Any]
 
 
-def answering(get_service: Callable[[], Any], work: Work, keyed: bool = True, status: int = 200) -> Any:
+def answering(get_service: Callable[[], Any], work: Work, status: int = 200) -> Any:
     """An endpoint of this API: `work(request, handler)` answered as JSON (or the Response it makes),
-    its errors in DeepL's shape. `keyed`: the key is checked here, from the header or the query
-    string; else `work` reads the body and checks it (`auth_key` may come in a form)."""
+    its errors in DeepL's shape. Its key was checked by the edge (translator/api/access.py)."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
 
     async def endpoint(request: Request) -> Response:
         try:
-            if keyed:
-                check_key(request, dict(request.query_params))
             answer = await work(request, get_service().handler)
             return answer if isinstance(answer, Response) else JSONResponse(answer, status_code=status)
         except TranslationError as exc:
@@ -225,7 +205,6 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
 
     def not_offered(feature: str) -> Work:
         async def refuse(request: Request, handler: Any) -> Any:
-            check_key(request, await read_params(request))
             raise NotOffered(feature)
 
         return refuse
@@ -246,17 +225,17 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     ]
     every = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     return [
-        Route(DEEPLX_PATH, answering(get_service, deeplx, keyed=False), methods=["POST"]),
+        Route(DEEPLX_PATH, answering(get_service, deeplx), methods=["POST"]),
         *(
             route
             for v2 in V2_PATHS
             for route in (
-                Route(f"{v2}/translate", answering(get_service, translate, keyed=False), methods=["POST", "GET"]),
+                Route(f"{v2}/translate", answering(get_service, translate), methods=["POST", "GET"]),
                 Route(f"{v2}/languages", answering(get_service, languages), methods=["GET", "POST"]),
                 Route(f"{v2}/usage", answering(get_service, usage), methods=["GET", "POST"]),
             )
         ),
-        *(Route(path, answering(get_service, work, keyed=False), methods=every) for path, work in refused),
+        *(Route(path, answering(get_service, work), methods=every) for path, work in refused),
         *deepl_glossaries.routes(get_service),
         *deepl_documents.routes(get_service),
     ]

@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from translator.api import documents
+from translator.api import access, documents
 from translator.api.auth import api_keys
-from translator.api.deepl import V2_PATHS, answering, check_key
+from translator.api.deepl import V2_PATHS, answering
 from translator.api.deepl_params import languages_and_options, one
 from translator.api.params import read_params
 from translator.contract.errors import InvalidRequest, TranslationError, Unavailable
@@ -113,7 +113,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     async def upload(request: Request, handler: Any) -> Any:
         fields, file = await documents._form(request)
         params: dict[str, Any] = {**request.query_params, **fields}
-        key = check_key(request, params)
+        key = access.offered(request.scope)
         source, target, glossary_id = languages_and_options(params, handler.languages)
         if source != AUTO and handler.canonical(source) == handler.canonical(target):
             raise InvalidRequest(SAME_LANGUAGE)
@@ -129,7 +129,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
                 source,
                 target,
                 get_service(),
-                key.encode("utf-8") if key else None,
+                key,
                 glossary,
                 extra={documents.DEEPL_JOB: {"key": _digest(document_key)}},
             )
@@ -140,7 +140,6 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     async def found(request: Request) -> dict[str, Any]:
         """The document the request names, if its key (and API key) may read it."""
         params = await read_params(request)
-        offered = check_key(request, params)
         document_key = one(params, "document_key")
         if document_key is None:
             raise InvalidRequest("Parameter 'document_key' not specified.")
@@ -151,7 +150,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             raise DocumentNotFound()
         if not hmac.compare_digest(str(mine.get("key", "")), _digest(document_key)):
             raise DocumentNotFound()
-        if api_keys() is not None and state.get("owner") != jobs.owner_of(offered.encode("utf-8") if offered else None):
+        if api_keys() is not None and state.get("owner") != jobs.owner_of(access.offered(request.scope)):
             raise DocumentNotFound()
         if state["status"] == "done" and not store.result_path(state["id"]).exists():
             raise DocumentNotFound()  # downloaded: its folder goes once the answer is sent
@@ -192,10 +191,8 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         for v2 in V2_PATHS
         for route in (
             # Each checks the key itself: it may come in the body (`auth_key`).
-            Route(f"{v2}/document", answering(get_service, upload, keyed=False), methods=["POST"]),
-            Route(f"{v2}/document/{{document_id}}", answering(get_service, status, keyed=False), methods=["POST"]),
-            Route(
-                f"{v2}/document/{{document_id}}/result", answering(get_service, result, keyed=False), methods=["POST"]
-            ),
+            Route(f"{v2}/document", answering(get_service, upload), methods=["POST"]),
+            Route(f"{v2}/document/{{document_id}}", answering(get_service, status), methods=["POST"]),
+            Route(f"{v2}/document/{{document_id}}/result", answering(get_service, result), methods=["POST"]),
         )
     ]

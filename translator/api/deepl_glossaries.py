@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from translator.api.deepl import answering, check_key
+from translator.api.deepl import answering
 from translator.api.deepl_codes import to_deepl
 from translator.api.deepl_params import one, parse_entries, source_language
 from translator.api.glossaries import GlossaryNotFound
@@ -186,7 +186,6 @@ async def v2_pairs(request: Any, handler: Any) -> Any:
 async def _create_params(request: Any) -> tuple[dict[str, Any], str]:
     """A create's form or JSON, its key checked, and the name DeepL requires of v2 and v3 alike."""
     params = await read_params(request)
-    check_key(request, params)
     name = _name(params)
     if name is None:
         raise InvalidRequest("Parameter 'name' not specified.")
@@ -250,7 +249,6 @@ async def v3_one(request: Any, handler: Any) -> Any:
         return await _deleted(request, handler)
     if request.method == "PATCH":
         params = await read_params(request)
-        check_key(request, params)
         name, changes = _name(params), parse_dictionaries(params, handler)
         if name is None and not changes:
             raise InvalidRequest("Parameters 'name' or 'dictionaries' must be specified.")
@@ -266,7 +264,6 @@ async def v3_dictionaries(request: Any, handler: Any) -> Any:
         await _updated(request, handler, lambda g: without(g, source, target))
         return Response(status_code=204)
     params = await read_params(request)
-    check_key(request, params)
     new = parse_dictionary(params, handler)
     await _updated(request, handler, lambda g: replaced(g, new))
     return dictionary_info(new)
@@ -288,8 +285,8 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
 
     from translator.api.deepl import V2_PATHS, V3_PATHS
 
-    def route(path: str, work: Any, methods: list[str], keyed: bool = True) -> Route:
-        return Route(path, answering(get_service, work, keyed=keyed), methods=methods)
+    def route(path: str, work: Any, methods: list[str]) -> Route:
+        return Route(path, answering(get_service, work), methods=methods)
 
     # The routes that read a body check the key with it (`auth_key` may be a form field).
     return [
@@ -298,7 +295,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             for v2 in V2_PATHS
             for r in (
                 route(f"{v2}/glossary-language-pairs", v2_pairs, ["GET"]),
-                route(f"{v2}/glossaries", v2_create, ["POST"], keyed=False),
+                route(f"{v2}/glossaries", v2_create, ["POST"]),
                 route(f"{v2}/glossaries", v2_listing, ["GET"]),
                 route(f"{v2}/glossaries/{{glossary_id}}", v2_one, ["GET", "DELETE"]),
                 route(f"{v2}/glossaries/{{glossary_id}}/entries", v2_one, ["GET"]),
@@ -308,12 +305,12 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             r
             for v3 in V3_PATHS
             for r in (
-                route(f"{v3}/glossaries", v3_create, ["POST"], keyed=False),
+                route(f"{v3}/glossaries", v3_create, ["POST"]),
                 route(f"{v3}/glossaries", v3_listing, ["GET"]),
                 route(f"{v3}/glossaries/{{glossary_id}}", v3_one, ["GET", "DELETE"]),
-                route(f"{v3}/glossaries/{{glossary_id}}", v3_one, ["PATCH"], keyed=False),
+                route(f"{v3}/glossaries/{{glossary_id}}", v3_one, ["PATCH"]),
                 route(f"{v3}/glossaries/{{glossary_id}}/dictionaries", v3_dictionaries, ["DELETE"]),
-                route(f"{v3}/glossaries/{{glossary_id}}/dictionaries", v3_dictionaries, ["PUT"], keyed=False),
+                route(f"{v3}/glossaries/{{glossary_id}}/dictionaries", v3_dictionaries, ["PUT"]),
                 route(f"{v3}/glossaries/{{glossary_id}}/entries", v3_entries, ["GET"]),
             )
         ),

@@ -13,10 +13,10 @@ import asyncio
 from collections.abc import Callable, Collection
 from typing import Any
 
-from translator.api.auth import bearer_token
+from translator.api import access
 from translator.api.disconnect import CallerGone
 from translator.api.glossaries import stored_terms
-from translator.api.libretranslate import CORS, PREFIX, Service, _check_key, error_response, normalize_code
+from translator.api.libretranslate import CORS, PREFIX, Service, error_response, normalize_code
 from translator.contract import limits
 from translator.contract.errors import (
     ClientClosed,
@@ -151,7 +151,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             languages = service.handler.languages
             source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)
-            key = bearer_token(request.scope["headers"])
+            key = access.offered(request.scope)
             glossary = _glossary(fields, "glossaryId")
             state = await _start(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
         except TranslationError as exc:
@@ -196,12 +196,10 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
                 fields, upload = await _form(request)
             except InvalidRequest as exc:
                 raise InvalidRequest(exc.message.replace("file: required", "Invalid request: missing file")) from exc
-            _check_key(dict(fields), request)
             languages = service.handler.languages
             source = _language(fields.get("source"), "source", languages, auto=True)
             target = _language(fields.get("target"), "target", languages, auto=False)
-            offered = fields.get("api_key")
-            key = offered.encode("utf-8") if offered else bearer_token(request.scope["headers"])
+            key = access.offered(request.scope)
             glossary = _glossary(fields, "glossary_id")
             state = await _start(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
             await _wait(state["id"], request)

@@ -188,17 +188,12 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    from translator.api.auth import api_keys, keys_problem
-    from translator.contract.errors import Unavailable, http_response
+    from translator.contract.errors import http_response
 
     def guarded(work: Callable[[Request, Any], Any]) -> Callable[[Request], Any]:
+        """Its errors as the native API's; its key was checked by the edge (translator/api/access.py)."""
+
         async def endpoint(request: Request) -> Response:
-            if keys_problem() is not None:  # keys asked for but not given: closed, as the middleware is
-                return http_response(Unavailable("API keys are misconfigured on this server"))
-            keys = api_keys()
-            refusal = keys.refusal(request.scope["headers"]) if keys is not None else None
-            if refusal is not None:
-                return http_response(refusal)
             try:
                 return await work(request, get_service().handler)
             except TranslationError as exc:

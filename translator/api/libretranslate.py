@@ -20,7 +20,9 @@ import urllib.parse
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple, Protocol
 
-from translator.api.auth import api_keys, bearer_token, keys_problem, keys_required
+from translator.api.access import LIBRETRANSLATE as LIBRETRANSLATE_KEYS
+from translator.api.access import KeyRule
+from translator.api.auth import keys_required
 from translator.api.disconnect import CallerGone
 from translator.api.handler import RequestHandler
 from translator.api.params import FORM_TYPES, read_params
@@ -28,7 +30,6 @@ from translator.api.request_options import deadline_ms_of, priority_of
 from translator.contract import limits
 from translator.contract.errors import (
     ClientClosed,
-    Forbidden,
     InvalidRequest,
     PayloadTooLarge,
     TranslationError,
@@ -128,19 +129,6 @@ def error_response(exc: TranslationError) -> Any:
 _FIELD_NAMES = (("payload.records", "q"), ("payload.glossaryId", "glossary_id"), ("payload.glossary", "glossary"))
 
 
-def _check_key(params: dict[str, Any], request: Any) -> None:
-    problem = keys_problem()
-    if problem is not None:
-        raise Unavailable("this server's API keys are misconfigured (its log says how); retry later")
-    keys = api_keys()
-    if keys is None:
-        return
-    offered = params.get("api_key")
-    token = offered.encode("utf-8") if isinstance(offered, str) and offered else bearer_token(request.scope["headers"])
-    if token is None or not keys.accepts(token):
-        raise Forbidden("Invalid API key")
-
-
 def _text_list(params: dict[str, Any], name: str = "q") -> tuple[list[str], bool]:
     """The texts of `q` and whether it was a list."""
     value = params.get(name)
@@ -206,7 +194,6 @@ def _confidence(value: float | None) -> float:
 
 async def translate(request: Any, service: Service) -> dict[str, Any]:
     params = await read_params(request)
-    _check_key(params, request)
     supported = service.handler.languages
     texts, is_list = _text_list(params)
     source = _language(params, "source", supported, auto=True)
@@ -259,7 +246,6 @@ def _glossary(params: dict[str, Any]) -> dict[str, Any]:
 
 async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
     params = await read_params(request)
-    _check_key(params, request)
     # Detection runs here, never queued for the model: the headers change nothing, but a bad one is
     # refused as on every other route (docs/api.md).
     priority_of(request.headers)
@@ -328,6 +314,8 @@ class EdgeRequest(NamedTuple):
     scope: dict[str, Any]  # with the path as this API's routes declare it
     queued: bool  # waits in the model's queue, as `POST /translation` does
     media_types: frozenset[str]  # taken besides JSON
+    # How the API takes its key (translator/api/access.py): the edge checks it.
+    keys: KeyRule = LIBRETRANSLATE_KEYS
     # The API's own error shape, made from `{"error": ...}` (DeepL's `message`); None: that one.
     shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 

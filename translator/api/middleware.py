@@ -26,11 +26,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from translator.api import deepl
+from translator.api import access, deepl
 from translator.api.answer_timing import TimedAnswer, UnreadAnswers, not_taken
 from translator.api.auth import ApiKeys
 from translator.api.json_errors import ErrorRewriter, Message, Send, Shape
 from translator.api.libretranslate import edge_request
+from translator.api.params import read_params
 from translator.api.refusal import Misconfigured, Receive, TooManyRequests, UnsupportedMediaType, refuse
 from translator.api.request_body import BodyReader, replay
 from translator.api.request_options import priority_of
@@ -60,7 +61,8 @@ class _Arrival:
     """A request as its headers show it, before its body is read."""
 
     scope: Scope
-    keys_in_headers: bool  # else its API key comes in the body (LibreTranslate's), checked there
+    rule: access.KeyRule  # how the API it is for takes its key
+    public: bool  # to a route that needs no key (translator/api/access.py)
     queued: bool  # waits in the model's queue: refused from the engine's forecast
     media_type: str
     media_types: frozenset[str] | None  # taken besides JSON; None: any (the route decides)
@@ -68,14 +70,16 @@ class _Arrival:
     shape: Shape | None  # the error shape of the API it is for (DeepL's); None: the native one
 
 
-def _arrival(scope: Scope) -> _Arrival:
+def _arrival(scope: Scope, routes: access.RouteTable | None) -> _Arrival:
     # DeepL's API (#33) sends its key in its own header scheme, checked by its routes.
     libretranslate = edge_request(scope) or deepl.edge_request(scope)
     if libretranslate is not None:
         scope = libretranslate.scope
     return _Arrival(
         scope,
-        keys_in_headers=libretranslate is None,
+        rule=libretranslate.keys if libretranslate is not None else access.NATIVE,
+        public=access.is_public(scope["method"], scope.get("path", ""))
+        or (routes is not None and not routes.routed(scope)),
         queued=libretranslate.queued if libretranslate is not None else scope.get("path") == _TRANSLATION_PATH,
         media_type=_media_type(scope),
         media_types=libretranslate.media_types if libretranslate is not None else _native_media_types(scope),
@@ -101,8 +105,11 @@ class EdgeMiddleware:
         held_refusals_max: int = limits.HELD_REFUSALS_MAX,
         send_timeout_s: float = limits.SEND_TIMEOUT_S,
         max_untaken_bytes: int = limits.MAX_UNTAKEN_ANSWER_BYTES,
+        routes: access.RouteTable | None = None,
     ) -> None:
         self.app = app
+        # The routes the key is asked at (None: every path not declared public).
+        self.routes = routes
         self.send_timeout_s = send_timeout_s
         self.unread = UnreadAnswers(max_untaken_bytes)
         # The engine's forecast of its queue: what it would refuse is refused here, unread, and
@@ -164,8 +171,13 @@ class EdgeMiddleware:
             await refuse(answer.send, TranslationError("internal error before the request was handled"), close=True)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        arrival = _arrival(scope)
+        arrival = _arrival(scope, self.routes)
         if scope["method"] not in _BODY_METHODS:
+            checks: tuple[Check, ...] = (self._keys_misconfigured, self._key_refused)
+            for check in checks:
+                if (refusal := await check(arrival)) is not None:
+                    await refuse(send, refusal, shape=arrival.shape)
+                    return
             await self.app(arrival.scope, receive, ErrorRewriter(send, scope["method"], arrival.shape))
             return
         for check in self._checks:
@@ -174,6 +186,9 @@ class EdgeMiddleware:
                 return
         body = await self.bodies.read(receive, send, arrival.shape)
         if body is None:
+            return
+        if (refusal := await self._key_in_body_refused(arrival, body, receive)) is not None:
+            await refuse(send, refusal, shape=arrival.shape)
             return
         rewriter = ErrorRewriter(send, scope["method"], arrival.shape)
         if self.admission is None:
@@ -213,14 +228,37 @@ class EdgeMiddleware:
         return None
 
     async def _keys_misconfigured(self, arrival: _Arrival) -> TranslationError | None:
-        if self.keys_problem is not None:
-            return Misconfigured("this server's API keys are misconfigured (its log says how); retry later")
+        if self.keys_problem is not None and not arrival.public:
+            return Misconfigured(access.MISCONFIGURED)
         return None
 
     async def _key_refused(self, arrival: _Arrival) -> TranslationError | None:
-        if self.keys is None or not arrival.keys_in_headers:
+        """The key from the headers or the query string; one that may come in the body (LibreTranslate's
+        `api_key`, DeepL's `auth_key`) is looked for there once the body is read."""
+        if arrival.public:
             return None
-        return self.keys.refusal(arrival.scope.get("headers", ()))
+        scope, rule = arrival.scope, arrival.rule
+        offered = rule.header_key(scope.get("headers", ())) or _query_key(scope, rule.param)
+        if offered is None and rule.param is not None and scope["method"] in _BODY_METHODS:
+            return None
+        scope[access.SCOPE_KEY] = offered
+        return access.refusal(self.keys, None, rule, offered)
+
+    async def _key_in_body_refused(self, arrival: _Arrival, body: bytes, receive: Receive) -> TranslationError | None:
+        scope, rule = arrival.scope, arrival.rule
+        if arrival.public or access.SCOPE_KEY in scope or rule.param is None:
+            return None
+        from starlette.requests import Request
+
+        scope.setdefault("query_string", b"")  # ASGI requires it; a hand-made scope may lack it
+        try:
+            # Read once: the route reads the same parameters (translator/api/params.py).
+            value = (await read_params(Request(scope, replay(body, receive)))).get(rule.param)
+        except TranslationError:
+            value = None  # a body that does not read holds no key; the route says what is wrong with it
+        offered = value.encode("utf-8") if isinstance(value, str) and value else None
+        scope[access.SCOPE_KEY] = offered
+        return access.refusal(self.keys, None, rule, offered)
 
     async def _media_type_refused(self, arrival: _Arrival) -> TranslationError | None:
         media_type = arrival.media_type
@@ -284,6 +322,15 @@ def _native_media_types(scope: Scope) -> frozenset[str] | None:
     if accepts_upload(path):
         return UPLOAD_TYPES
     return frozenset() if path in _JSON_PATHS else None
+
+
+def _query_key(scope: Scope, param: str | None) -> bytes | None:
+    if param is None or not scope.get("query_string"):
+        return None
+    from urllib.parse import parse_qs
+
+    values = parse_qs(scope["query_string"].decode("latin-1"), keep_blank_values=False).get(param)
+    return values[0].encode("utf-8") if values else None
 
 
 def _media_type(scope: Scope) -> str:
