@@ -57,14 +57,46 @@ def routes_app(
     # Mounted at "/" on BentoML's passive mount, which only claims paths this app routes: a mount
     # at "/languages" would redirect the bare path to "/languages/".
     return Starlette(
-        routes=[
-            Route("/languages", languages, methods=["GET"]),
-            *libretranslate.routes(get_service),
-            # Document translation (translator/api/documents.py).
-            *documents.routes(get_service),
-            *glossaries.routes(get_service),  # #33
-            *deepl.routes(get_service),  # #33
-            # The page for people (translator/ui/).
-            *ui.routes(get_languages),
-        ]
+        routes=one_route_a_path(
+            [
+                Route("/languages", languages, methods=["GET"]),
+                *libretranslate.routes(get_service),
+                # Document translation (translator/api/documents.py).
+                *documents.routes(get_service),
+                *glossaries.routes(get_service),  # #33
+                *deepl.routes(get_service),  # #33
+                # The page for people (translator/ui/).
+                *ui.routes(get_languages),
+            ]
+        )
     )
+
+
+class _ByMethod:
+    """One path's routes as one: each request to the route that takes its method."""
+
+    def __init__(self, routes: list[Any]) -> None:
+        self.routes = routes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        route = next(r for r in self.routes if scope["method"] in r.methods)
+        await route.app(scope, receive, send)
+
+
+def one_route_a_path(routes: list[Any]) -> list[Any]:
+    """Routes of one path (`GET /v2/glossaries` and `POST /v2/glossaries`, declared apart) merged
+    into one: Starlette answers a method no route takes with a 405 whose `Allow` lists the first
+    route's methods only (#50: `OPTIONS /v2/glossaries` said `Allow: POST`)."""
+    from starlette.routing import Route
+
+    by_path: dict[str, list[Any]] = {}
+    for route in routes:
+        by_path.setdefault(route.path, []).append(route)
+    merged = []
+    for path, group in by_path.items():
+        if len(group) == 1:
+            merged.append(group[0])
+            continue
+        methods = sorted(set().union(*(route.methods for route in group)) - {"HEAD"})
+        merged.append(Route(path, _ByMethod(group), methods=methods))
+    return merged
