@@ -19,7 +19,7 @@ from pydantic import Field
 
 from translator.api import client_errors
 from translator.api.access import RouteTable
-from translator.api.auth import api_keys, keys_problem
+from translator.api.auth import api_keys, keys_problem, keys_required
 from translator.api.disconnect import CallerGone
 from translator.api.engine_channel import EngineChannel
 from translator.api.engine_client import EngineClient
@@ -27,6 +27,7 @@ from translator.api.engine_gate import EngineGate
 from translator.api.glossary_store import store_for
 from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
+from translator.api.openapi import Docs
 from translator.api.route_labels import install as label_metrics_by_route
 from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
@@ -313,4 +314,5 @@ Translation.add_asgi_middleware(
     keys=api_keys,
     engine_load=ENGINE_LOAD,
     routes=RouteTable(ROUTES.routes, own=["/translation"]),
+    docs=Docs(ROUTES.routes, supported_languages, keys_required),
 )

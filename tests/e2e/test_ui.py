@@ -56,8 +56,9 @@ def browser(downloads: Path) -> Iterator[object]:
     options.add_experimental_option(
         "prefs", {"download.default_directory": str(downloads), "download.prompt_for_download": False}
     )
-    # The browser's console: a script error or a Content-Security-Policy refusal shows there.
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The browser's console: a script error or a Content-Security-Policy refusal shows there; its
+    # network log: every request a page makes.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver") or ""))
     driver.implicitly_wait(0)
     yield driver
@@ -392,3 +393,39 @@ def test_the_counter_agrees_with_the_limit_the_page_enforces(browser, server):
     assert element(browser, "target-text").text == ""  # the earlier translation is not this text's
     set_text(browser, "a" * 20_000)
     assert "over" not in element(browser, "char-count").get_attribute("class")
+
+
+def requested_urls(browser) -> list[str]:
+    """Every URL the browser asked for since the last call (Chromium's network log)."""
+    import json
+
+    urls = []
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def test_the_docs_page_and_the_page_ask_nothing_of_another_origin(browser, server):
+    # BentoML's docs page loaded Google Tag Manager and shields.io badges (#50); people self-host a
+    # translator so that their text stays with them.
+    from urllib.parse import urlsplit
+
+    requested_urls(browser), console_errors(browser)  # what the module's earlier tests left in the logs
+    browser.get(f"{server.url}/")
+    title = wait(browser, lambda: browser.find_elements("css selector", "#swagger-ui .info .title"), "Swagger UI")
+    assert "M2M100 translation service" in title[0].text
+    # Every API's routes are listed, not only /translation.
+    wait(browser, lambda: "/v3/glossaries" in browser.page_source, "the DeepL v3 routes")
+    assert "/libretranslate/translate" in browser.page_source and "/documents" in browser.page_source
+    docs = requested_urls(browser)
+    open_page(browser, server)
+    page = requested_urls(browser)
+    origin = urlsplit(server.url).netloc
+    assert docs and page
+    elsewhere = [
+        url for url in docs + page if urlsplit(url).scheme not in ("data", "blob") and urlsplit(url).netloc != origin
+    ]
+    assert elsewhere == []
+    assert console_errors(browser) == []

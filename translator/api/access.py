@@ -95,8 +95,10 @@ def _public(methods: Iterable[str], path: str, why: str) -> Public:
 PUBLIC: tuple[Public, ...] = (
     _public(_READ, r"/(livez|readyz|healthz)", "Kubernetes' probes carry no key"),
     _public(_READ, r"/metrics", "Prometheus scrapes without a key"),
-    _public(_READ, r"/|/docs\.json|/docs/.+", "the API's documentation: how to get and send a key"),
-    _public(_READ, r"/ui(/|/settings|/app\.js|/style\.css)?", "the page for people, which asks for the key itself"),
+    _public(_READ, r"/|/docs\.json|/static_content/.+", "the API's documentation: how to get and send a key"),
+    _public(
+        _READ, r"/ui(/|/settings|/app\.js|/style\.css|/docs\.js)?", "the page for people, which asks for the key itself"
+    ),
     _public(_READ, r"/languages", "what a client checks its languages against before any call"),
     _public(_READ, r"/documents/[0-9a-f]{32}(/result)?", "a job's 128-bit id is its capability"),
     _public(

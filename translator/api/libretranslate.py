@@ -165,6 +165,16 @@ def _language(params: dict[str, Any], name: str, supported: Collection[str], aut
     return code
 
 
+def _format(params: dict[str, Any]) -> str:
+    """`text` (absent, null or empty) or `html`; any other value, `{}` or `false` too, is a 400."""
+    fmt = params.get("format")
+    if fmt is None or fmt == "":
+        return "text"
+    if not isinstance(fmt, str) or fmt not in FORMATS:
+        raise InvalidRequest(f"Invalid request: format must be one of {', '.join(FORMATS)}, not {str(fmt)[:20]!r}")
+    return fmt
+
+
 def _alternatives(params: dict[str, Any]) -> int:
     value = params.get("alternatives", 0)
     try:
@@ -198,9 +208,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
     texts, is_list = _text_list(params)
     source = _language(params, "source", supported, auto=True)
     target = _language(params, "target", supported)
-    fmt = params.get("format") or "text"
-    if not isinstance(fmt, str) or fmt not in FORMATS:
-        raise InvalidRequest(f"Invalid request: format must be one of {', '.join(FORMATS)}, not {str(fmt)[:20]!r}")
+    fmt = _format(params)
     alternatives = _alternatives(params)
     payload = Payload(
         fromLang=source,
@@ -251,7 +259,7 @@ async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
     priority_of(request.headers)
     deadline_ms_of(request.headers)
     texts, _ = _text_list(params)
-    fmt = params.get("format") or "text"
+    fmt = _format(params)
     # The native limits, checked before anything is parsed; the parsing and scoring in a thread.
     if len(texts) > limits.MAX_RECORDS_PER_REQUEST:
         raise PayloadTooLarge("q: number of texts", limits.MAX_RECORDS_PER_REQUEST, len(texts))

@@ -26,13 +26,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from translator.api import access, deepl
+from translator.api import access, deepl, openapi
 from translator.api.answer_timing import TimedAnswer, UnreadAnswers, not_taken
 from translator.api.auth import ApiKeys
 from translator.api.json_errors import ErrorRewriter, Message, Send, Shape
 from translator.api.libretranslate import edge_request
 from translator.api.params import read_params
-from translator.api.refusal import Misconfigured, Receive, TooManyRequests, UnsupportedMediaType, refuse
+from translator.api.refusal import (
+    Misconfigured,
+    Receive,
+    TooManyRequests,
+    UnsupportedMediaType,
+    header_pairs,
+    refuse,
+)
 from translator.api.request_body import BodyReader, replay
 from translator.api.request_options import priority_of
 from translator.config import ConfigError
@@ -52,6 +59,7 @@ _TRANSLATION_PATH = "/translation"
 # its body.
 _JSON_PATHS = frozenset({_TRANSLATION_PATH, "/glossaries"})
 _BODY_METHODS = ("POST", "PUT", "PATCH")
+_DOCS_PATHS = ("/", "/docs.json")
 # What BentoML parses as JSON; text/plain too, since curl and some clients send it by default.
 _JSON_TYPES = {"", "application/json", "text/plain"}
 
@@ -106,8 +114,11 @@ class EdgeMiddleware:
         send_timeout_s: float = limits.SEND_TIMEOUT_S,
         max_untaken_bytes: int = limits.MAX_UNTAKEN_ANSWER_BYTES,
         routes: access.RouteTable | None = None,
+        docs: openapi.Docs | None = None,
     ) -> None:
         self.app = app
+        # `/docs.json` completed and `/` our own page (translator/api/openapi.py); None: BentoML's.
+        self.docs = docs
         # The routes the key is asked at (None: every path not declared public).
         self.routes = routes
         self.send_timeout_s = send_timeout_s
@@ -171,6 +182,9 @@ class EdgeMiddleware:
             await refuse(answer.send, TranslationError("internal error before the request was handled"), close=True)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.docs is not None and scope["method"] in ("GET", "HEAD") and scope.get("path") in _DOCS_PATHS:
+            await self._documentation(scope, receive, send, self.docs)
+            return
         arrival = _arrival(scope, self.routes)
         if scope["method"] not in _BODY_METHODS:
             checks: tuple[Check, ...] = (self._keys_misconfigured, self._key_refused)
@@ -219,6 +233,29 @@ class EdgeMiddleware:
             await self.app(scope, receive, answering)
         finally:
             give_back()
+
+    async def _documentation(self, scope: Scope, receive: Receive, send: Send, docs: openapi.Docs) -> None:
+        """`/`: the documentation page; `/docs.json`: BentoML's document of its routes, completed."""
+        from translator.ui.routes import DOCS_HEADERS, asset
+
+        if scope["path"] == "/":
+            body, status = asset("docs.html"), 200
+            headers = [(b"content-type", b"text/html; charset=utf-8"), *header_pairs(DOCS_HEADERS)]
+        else:
+            answer: list[Message] = []
+
+            async def keep(message: Message) -> None:
+                answer.append(message)
+
+            await self.app(scope, receive, keep)
+            status = answer[0]["status"]
+            body = b"".join(m.get("body", b"") for m in answer[1:])
+            if status == 200:
+                body = openapi.completed(body, docs)
+            headers = [(b"content-type", b"application/json")]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
     # The checks of `_checks`: each the refusal of a request from its headers, or None.
 

@@ -6,12 +6,22 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from translator.contract import limits
 from translator.contract.glossary import GlossaryEntry, InlineGlossary
 
 EXAMPLE_TEXT = "Life is like a box of chocolates."
+
+
+def _whole_number(value: object) -> object:
+    # JSON has one number type: JSON Schema's (and so OpenAPI 3.1's) `integer` is any number
+    # without a fraction, 2.0 included (a client generated from /docs.json may send it).
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# A number without a fraction: not `false`, not "2", not 2.5.
+JsonInteger = Annotated[int, BeforeValidator(_whole_number), Strict()]
 # An element's name; one that names no element keeps nothing, so any string up to this is accepted.
 TagName = Annotated[str, Field(max_length=64)]
 
@@ -46,9 +56,8 @@ class Payload(BaseModel):
         "from it and answered with detectedLang 'und'. Without it such a record takes the language detected "
         "with confidence for the other records of the request, or else the detector's best guess.",
     )
-    alternatives: int = Field(
+    alternatives: JsonInteger = Field(
         default=0,
-        strict=True,  # a number, not `false` or "2"
         ge=0,
         le=limits.MAX_ALTERNATIVES,
         description=f"Other translations wanted for each record beside the best, 0 to {limits.MAX_ALTERNATIVES} "

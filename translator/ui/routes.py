@@ -23,6 +23,9 @@ ASSETS = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
+    # The API's documentation page at / (translator/api/openapi.py), its initializer here.
+    "docs.html": "text/html; charset=utf-8",
+    "docs.js": "text/javascript; charset=utf-8",
 }
 # The browser itself refuses anything from another origin, inline scripts and inline styles: the
 # page stays air-gapped even if an edit adds a CDN link by mistake (tests/e2e/test_ui.py checks).
@@ -35,6 +38,15 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     # Small files that change with the service: revalidated, never stale after an upgrade.
     "Cache-Control": "no-cache",
+}
+# The documentation page: Swagger UI sets styles inline and shows images as data URLs; nothing
+# from another origin either.
+DOCS_HEADERS = {
+    **SECURITY_HEADERS,
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+    ),
 }
 
 
@@ -90,5 +102,5 @@ def routes(get_languages: Callable[[], Collection[str]]) -> list[Any]:
         Route(PREFIX, page("index.html"), methods=["GET"]),
         Route(f"{PREFIX}/", page("index.html"), methods=["GET"]),
         Route(f"{PREFIX}/settings", settings, methods=["GET"]),
-        *(Route(f"{PREFIX}/{name}", page(name), methods=["GET"]) for name in ASSETS if name != "index.html"),
+        *(Route(f"{PREFIX}/{name}", page(name), methods=["GET"]) for name in ASSETS if not name.endswith(".html")),
     ]
