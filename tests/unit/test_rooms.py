@@ -95,3 +95,76 @@ def test_no_module_of_the_package_is_longer_than_one_sitting() -> None:
         for path in PACKAGE.rglob("*.py")
     }
     assert {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES} == {}
+
+
+def _runtime_imports(path: Path) -> list[ast.ImportFrom | ast.Import]:
+    """The imports of a module that run (inside functions too), not those under `if TYPE_CHECKING:`."""
+    found: list[ast.ImportFrom | ast.Import] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    return found
+
+
+def _module_names() -> dict[str, Path]:
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def test_no_import_cycle_and_no_other_modules_private_name() -> None:
+    # #50: deepl.py and its glossaries and documents imported each other (hidden by a function-local
+    # import), and modules called each other's private helpers: a cycle makes the import order a
+    # bug, and a private name used elsewhere is a contract nobody declared.
+    modules = _module_names()
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    private = []
+    for name, path in modules.items():
+        for node in _runtime_imports(path):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("translator"):
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    target = full if full in modules else node.module
+                    if target in modules and target != name:
+                        edges[name].add(target)
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        private.append(f"{name} imports {full}")
+            elif isinstance(node, ast.Import):
+                edges[name] |= {a.name for a in node.names if a.name in modules and a.name != name}
+        # `documents._form(...)`: a private name reached through a module imported by name.
+        aliases = {
+            alias.asname or alias.name
+            for node in _runtime_imports(path)
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("translator")
+            for alias in node.names
+            if f"{node.module}.{alias.name}" in modules
+        }
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                if node.attr.startswith("_") and not node.attr.startswith("__"):
+                    private.append(f"{name} uses {node.value.id}.{node.attr}")
+    assert private == []
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            current = todo.pop()
+            if current == goal:
+                return True
+            if current not in seen:
+                seen.add(current)
+                todo.extend(edges.get(current, ()))
+        return False
+
+    # A module importing its own package's __init__ which imports it back is a cycle too.
+    cycles = sorted(f"{a} <-> {b}" for a in edges for b in edges[a] if a < b and reaches(b, a))
+    assert cycles == []

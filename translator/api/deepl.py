@@ -40,10 +40,10 @@ from translator.api.deepl_params import (
     TAG_HANDLING,
     TAG_HANDLING_VERSIONS,
     NotOffered,
-    _texts,
     choice,
     languages_and_options,
     tag_names,
+    texts_of,
 )
 from translator.api.deepl_params import parse_entries as parse_entries  # re-exported: tests parse entries
 from translator.api.disconnect import CallerGone
@@ -107,7 +107,7 @@ def error_response(exc: TranslationError) -> Any:
 
 async def translate(request: Any, handler: Any) -> dict[str, Any]:
     params = await read_params(request)
-    texts = _texts(params)
+    texts = texts_of(params)
     source, target, glossary_id = languages_and_options(params, handler.languages)
     tag_handling = choice(params, "tag_handling", TAG_HANDLING)
     choice(params, "tag_handling_version", TAG_HANDLING_VERSIONS)
@@ -198,8 +198,6 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     from starlette.requests import Request
     from starlette.routing import Route
 
-    from translator.api import deepl_documents, deepl_glossaries
-
     async def usage(request: Request, handler: Any) -> Any:
         return {"character_count": 0, "character_limit": USAGE_LIMIT}
 
@@ -236,6 +234,4 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             )
         ),
         *(Route(path, answering(get_service, work), methods=every) for path, work in refused),
-        *deepl_glossaries.routes(get_service),
-        *deepl_documents.routes(get_service),
     ]

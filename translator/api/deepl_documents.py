@@ -111,7 +111,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     store = jobs.JobStore(load_settings().documents)
 
     async def upload(request: Request, handler: Any) -> Any:
-        fields, file = await documents._form(request)
+        fields, file = await documents.read_upload(request)
         params: dict[str, Any] = {**request.query_params, **fields}
         key = access.offered(request.scope)
         source, target, glossary_id = languages_and_options(params, handler.languages)
@@ -123,7 +123,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         document_key = secrets.token_hex(32).upper()
         glossary = (glossary_id, "glossary_id") if glossary_id is not None else None
         try:
-            state = await documents._start(
+            state = await documents.start_job(
                 store,
                 file,
                 source,

@@ -47,7 +47,7 @@ class NotOffered(Forbidden):
         )
 
 
-def _texts(params: dict[str, Any]) -> list[str]:
+def texts_of(params: dict[str, Any]) -> list[str]:
     """The texts; none, or one empty (`text=`), is DeepL's 400, as deepl-python refuses an empty
     string before sending it. In a list of several, an empty text is answered empty."""
     value = params.get("text")

@@ -46,7 +46,7 @@ def accepts_upload(path: str) -> bool:
     return path.rstrip("/") == DOCUMENTS_PATH
 
 
-async def _form(request: Any) -> tuple[dict[str, str], Any]:
+async def read_upload(request: Any) -> tuple[dict[str, str], Any]:
     try:
         form = await request.form(max_part_size=limits.MAX_BODY_BYTES)
     except Exception as exc:  # malformed multipart: python-multipart's and Starlette's errors
@@ -74,7 +74,7 @@ def _glossary(fields: dict[str, str], name: str) -> tuple[str, str] | None:
     return (value, name) if value else None
 
 
-async def _start(
+async def start_job(
     store: jobs.JobStore,
     upload: Any,
     source: str,
@@ -142,7 +142,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
     async def create(request: Request) -> Response:
         service = get_service()
         try:
-            fields, upload = await _form(request)
+            fields, upload = await read_upload(request)
             if upload.size == 0:
                 # Nothing to translate: said at once, where a job would finish with an empty result.
                 # LibreTranslate's translate_file takes such a file (and so does ours, below).
@@ -153,7 +153,9 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             target = _language(fields.get("toLang"), "toLang", languages, auto=False)
             key = access.offered(request.scope)
             glossary = _glossary(fields, "glossaryId")
-            state = await _start(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
+            state = await start_job(
+                store, upload, source, target, service, key, glossary, encoding=fields.get("encoding")
+            )
         except TranslationError as exc:
             return http_response(exc)
         return JSONResponse(jobs.public(state), status_code=202)
@@ -193,7 +195,7 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         service = get_service()
         try:
             try:
-                fields, upload = await _form(request)
+                fields, upload = await read_upload(request)
             except InvalidRequest as exc:
                 raise InvalidRequest(exc.message.replace("file: required", "Invalid request: missing file")) from exc
             languages = service.handler.languages
@@ -201,7 +203,9 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             target = _language(fields.get("target"), "target", languages, auto=False)
             key = access.offered(request.scope)
             glossary = _glossary(fields, "glossary_id")
-            state = await _start(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
+            state = await start_job(
+                store, upload, source, target, service, key, glossary, encoding=fields.get("encoding")
+            )
             await _wait(state["id"], request)
             final = store.load(state["id"]) or state
             if final["status"] != "done":

@@ -30,26 +30,35 @@ from __future__ import annotations
 import re
 
 from translator.documents.model import ICU_KEPT, NO_OPTIONS, UTF8, Document, ReadOptions, Unit
-from translator.documents.po_charset import _content_type, _declared_charset, _decode, _encoded, _names_utf8
-from translator.documents.po_plurals import _plurals
-from translator.documents.po_syntax import _ending, _Entry, _escape, _header, _parse, _width, _wrap, _written
+from translator.documents.po_charset import declared_charset, decode_lines, encoded_lines, names_utf8, po_content_type
+from translator.documents.po_plurals import plurals_for
+from translator.documents.po_syntax import (
+    Entry,
+    escape_po,
+    header_entry,
+    line_ending,
+    parse_entries,
+    wrap_po,
+    wrap_width,
+    written_lines,
+)
 from translator.text import icu
 from translator.text.inline import unit_format
 
 
-def _header_edits(header: _Entry, lines: list[str], value: str, width: int | None) -> list[tuple[int, int, list[str]]]:
+def _header_edits(header: Entry, lines: list[str], value: str, width: int | None) -> list[tuple[int, int, list[str]]]:
     """`Plural-Forms: value` written into the header: in place of a template's placeholder line,
     else after its last line; a field that spans lines is left as it is."""
     string = header.fields["msgstr"]
-    eol = _ending(lines[string.start]) or "\n"
-    field_text = _escape(f"Plural-Forms: {value}\n")
-    written = [f'"{chunk}"' for chunk in (_wrap(field_text, width - 2) if width else [field_text])]
+    eol = line_ending(lines[string.start]) or "\n"
+    field_text = escape_po(f"Plural-Forms: {value}\n")
+    written = [f'"{chunk}"' for chunk in (wrap_po(field_text, width - 2) if width else [field_text])]
     for index in range(string.start, string.end):
         line = lines[index]
         if line.strip().startswith('"Plural-Forms:'):
             if not line.rstrip().endswith('\\n"'):
                 return []
-            return [(index, index + 1, [text + eol for text in written[:-1]] + [written[-1] + _ending(line)])]
+            return [(index, index + 1, [text + eol for text in written[:-1]] + [written[-1] + line_ending(line)])]
     if re.search(r"(?m)^\s*Plural-Forms\s*:", string.value):
         return []
     if string.value and not string.value.endswith("\n"):
@@ -59,12 +68,12 @@ def _header_edits(header: _Entry, lines: list[str], value: str, width: int | Non
 
 
 def read_po(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
-    declared = _declared_charset(data)
+    declared = declared_charset(data)
     charset = declared[0] if declared is not None else None
-    lines, raw, encoding = _decode(data, charset)
-    entries = _parse(lines)
-    width = _width(lines, entries)
-    header = _header(entries)
+    lines, raw, encoding = decode_lines(data, charset)
+    entries = parse_entries(lines)
+    width = wrap_width(lines, entries)
+    header = header_entry(entries)
     # The number of forms each plural entry a person translated has (all its forms, not fuzzy).
     persons_forms = frozenset(
         len(entry.forms())
@@ -74,10 +83,10 @@ def read_po(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         and not entry.fuzzy(lines)
         and all(entry.fields[form].value for form in entry.forms())
     )
-    plurals = _plurals(header, options.target, persons_forms)
+    plurals = plurals_for(header, options.target, persons_forms)
     # Entries to fill: the forms to fill, each with the key of the string it is filled from, and a
     # plural entry's forms past nplurals that it loses (empty, or fuzzy and refilled anyway).
-    todo: list[tuple[_Entry, dict[str, str], list[str]]] = []
+    todo: list[tuple[Entry, dict[str, str], list[str]]] = []
     for entry in entries:
         if entry.obsolete or "msgid" not in entry.fields or not entry.fields["msgid"].value:
             continue  # the header (msgid ""), a comment without an entry, an obsolete entry
@@ -116,14 +125,14 @@ def read_po(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
                 document.keep(f"line {entry.first + 1}", ICU_KEPT)  # left untranslated, not fuzzy
                 continue
             translated = {key: value for key, value in folded.items() if value is not None}
-            eol = _ending(lines[entry.first]) or "\n"
+            eol = line_ending(lines[entry.first]) or "\n"
             if "msgid_plural" in entry.fields:
                 edits.append(_plural_edit(entry, fill, lose, translated, lines, eol, width))
             else:
                 for form in fill:
                     span = entry.fields[form]
-                    written = _written(form, translated["msgid"], entry.fields["msgid"], width)
-                    ending = _ending(lines[span.end - 1])
+                    written = written_lines(form, translated["msgid"], entry.fields["msgid"], width)
+                    ending = line_ending(lines[span.end - 1])
                     edits.append((span.start, span.end, [line + eol for line in written[:-1]] + [written[-1] + ending]))
             if not entry.fuzzy(lines):
                 if entry.flags >= 0:
@@ -136,24 +145,24 @@ def read_po(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         written_in = encoding
         if raw is not None:
             try:
-                return _encoded(lines, raw, edits, encoding)
+                return encoded_lines(lines, raw, edits, encoding)
             except UnicodeEncodeError:
                 # A translation the file's charset cannot hold (msgconv would fail on it): the file
                 # in UTF-8, its header's charset saying so, every other character as it was.
                 written_in = UTF8
-                document.content_type = _content_type(written_in.charset)
+                document.content_type = po_content_type(written_in.charset)
                 relabel = True
         else:
             # Read as UTF-8 where the header names another charset (a template's `CHARSET`, a name
             # Python does not know): once a translation is not ASCII, the header says UTF-8.
-            relabel = not _names_utf8(charset) and not all(text.isascii() for text in translations)
+            relabel = not names_utf8(charset) and not all(text.isascii() for text in translations)
         if relabel and declared is not None:
             name, number, column = declared
             line = lines[number]
             edits.append((number, number + 1, [line[:column] + "UTF-8" + line[column + len(name) :]]))
-        return _encoded(lines, None, edits, written_in)
+        return encoded_lines(lines, None, edits, written_in)
 
-    document = Document(units, write, _content_type(encoding.charset))
+    document = Document(units, write, po_content_type(encoding.charset))
     return document
 
 
@@ -163,7 +172,7 @@ def _form_order(form: str) -> tuple[int, int]:
 
 
 def _plural_edit(
-    entry: _Entry,
+    entry: Entry,
     fill: dict[str, str],
     lose: list[str],
     translated: dict[str, str],
@@ -179,10 +188,10 @@ def _plural_edit(
     for form in sorted({*fill, *(form for form in forms if form not in lose)}, key=_form_order):
         if form in fill:
             source = fill[form]
-            block += [line + eol for line in _written(form, translated[source], entry.fields[source], width)]
+            block += [line + eol for line in written_lines(form, translated[source], entry.fields[source], width)]
         else:
             span = entry.fields[form]
-            block += [line if _ending(line) else line + eol for line in lines[span.start : span.end]]
-    if not _ending(lines[end - 1]):  # the file's last line, without a line ending
+            block += [line if line_ending(line) else line + eol for line in lines[span.start : span.end]]
+    if not line_ending(lines[end - 1]):  # the file's last line, without a line ending
         block[-1] = block[-1].rstrip("\r\n")
     return start, end, block

@@ -29,7 +29,7 @@ _CHARSET = re.compile(rb"Content-Type:[^\n]*?charset=([A-Za-z0-9_.:+-]+)", re.IG
 _STATEFUL = ("iso2022", "hz")
 
 
-def _declared_charset(data: bytes) -> tuple[str, int, int] | None:
+def declared_charset(data: bytes) -> tuple[str, int, int] | None:
     """The charset the header's Content-Type names, as written, and where: its line and column."""
     start = next((len(bom) for bom in _BOMS if data.startswith(bom)), 0)
     header = _HEADER_BYTES.match(data, start)
@@ -42,7 +42,7 @@ def _declared_charset(data: bytes) -> tuple[str, int, int] | None:
     return charset.group(1).decode("ascii"), data.count(b"\n", 0, line_start), charset.start(1) - line_start
 
 
-def _decode(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | None, TextEncoding]:
+def decode_lines(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | None, TextEncoding]:
     """The file's lines, its lines' bytes where it is in a legacy charset (written back as they
     were where not edited), and the encoding to write it in (a byte-order mark and its byte order kept)."""
     codec = None
@@ -80,18 +80,18 @@ def _decode(data: bytes, charset: str | None) -> tuple[list[str], list[bytes] | 
     return lines, raw, TextEncoding(codec, charset or codec)
 
 
-def _names_utf8(charset: str | None) -> bool:
+def names_utf8(charset: str | None) -> bool:
     try:
         return charset is None or codecs.lookup(charset).name in ("utf-8", "utf-16")
     except LookupError:
         return False
 
 
-def _content_type(charset: str | None) -> str:
+def po_content_type(charset: str | None) -> str:
     return f"text/x-gettext-translation; charset={charset or UTF8.charset}"
 
 
-def _encoded(
+def encoded_lines(
     lines: list[str], raw: list[bytes] | None, edits: list[tuple[int, int, list[str]]], encoding: TextEncoding
 ) -> bytes:
     """The lines with the edits made, in `encoding`; the lines not edited as `raw` has them, where given."""

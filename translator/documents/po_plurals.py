@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from translator.documents.model import BadDocument
-from translator.documents.po_syntax import _Entry, _header_field
+from translator.documents.po_syntax import Entry, header_field
 
 # Far past any language's (CLDR's have at most 6); a header asking for more is refused, not obeyed.
 _MOST_PLURAL_FORMS = 10
@@ -121,13 +121,13 @@ def _language_plurals(language: str) -> tuple[int, str]:
     return rule.num_plurals, rule.plural_expr
 
 
-def _plurals(header: _Entry | None, target_language: str, persons_forms: frozenset[int] = frozenset()) -> _Plurals:
+def plurals_for(header: Entry | None, target_language: str, persons_forms: frozenset[int] = frozenset()) -> _Plurals:
     """The plural forms of the file: its header's Plural-Forms, else those its people's plural
     translations all have where that is gettext's default count (two: gettext read the file so,
     and msgfmt -c passed it), else its target language's. WTForms' Persian catalog has no
     Plural-Forms and its people wrote two forms; Babel gives Persian one, and a header saying one
     made msgfmt -c refuse the people's entries (#49)."""
-    declared = _header_field(header, "Plural-Forms") or ""
+    declared = header_field(header, "Plural-Forms") or ""
     count = re.search(r"nplurals\s*=\s*(\d+)", declared)
     expression = re.search(r"(?<![a-z])plural\s*=\s*([^;]*)", declared)
     written = None

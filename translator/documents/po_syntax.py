@@ -30,7 +30,7 @@ class _Field:
 
 
 @dataclass
-class _Entry:
+class Entry:
     fields: dict[str, _Field] = field(default_factory=dict)
     first: int = -1  # the first keyword line
     flags: int = -1  # the `#,` line
@@ -51,9 +51,9 @@ def _string(text: str, number: int) -> str:
     return re.sub(r"\\(.)", lambda m: _UNESCAPE.get(m.group(1), m.group(0)), match.group(1))
 
 
-def _parse(lines: list[str]) -> list[_Entry]:
-    entries: list[_Entry] = []
-    current: _Entry | None = None
+def parse_entries(lines: list[str]) -> list[Entry]:
+    entries: list[Entry] = []
+    current: Entry | None = None
     last: _Field | None = None
     for index, line in enumerate(lines):
         body = line.strip()
@@ -62,7 +62,7 @@ def _parse(lines: list[str]) -> list[_Entry]:
             continue
         if body.startswith("#"):
             if current is None or current.forms():
-                current = _Entry()
+                current = Entry()
                 entries.append(current)
             if body.startswith("#~"):  # kept as it is: an obsolete entry is a translator's memory
                 current.obsolete = True
@@ -78,7 +78,7 @@ def _parse(lines: list[str]) -> list[_Entry]:
             # What a new entry starts with, after a msgstr or where its entry has one already.
             starts = {"msgctxt": ("msgctxt", "msgid"), "msgid": ("msgid",)}.get(name)
             if current is None or (starts and (current.forms() or any(k in current.fields for k in starts))):
-                current = _Entry()
+                current = Entry()
                 entries.append(current)
             if name in current.fields:
                 raise BadDocument(f"file: line {index + 1} of this PO file repeats its entry's {name}")
@@ -99,7 +99,7 @@ def _parse(lines: list[str]) -> list[_Entry]:
     return entries
 
 
-def _width(lines: list[str], entries: list[_Entry]) -> int | None:
+def wrap_width(lines: list[str], entries: list[Entry]) -> int | None:
     """The width the file wraps its strings at (the longest line broken inside its text, gettext's
     where shorter), None where it shows it does not (a one-line string past gettext's width), else
     gettext's."""
@@ -116,11 +116,11 @@ def _width(lines: list[str], entries: list[_Entry]) -> int | None:
     return max(wrapped, _GETTEXT_WIDTH) if wrapped else None if unwrapped else _GETTEXT_WIDTH
 
 
-def _escape(text: str) -> str:
+def escape_po(text: str) -> str:
     return "".join(_ESCAPE.get(char, char) for char in text)
 
 
-def _wrap(text: str, room: int) -> list[str]:
+def wrap_po(text: str, room: int) -> list[str]:
     """`text` (escaped) in lines of `room` characters at most where its spaces allow, each space
     left at the end of its line as gettext leaves it."""
     lines = [""]
@@ -131,26 +131,26 @@ def _wrap(text: str, room: int) -> list[str]:
     return lines
 
 
-def _written(keyword: str, value: str, model: _Field, width: int | None) -> list[str]:
+def written_lines(keyword: str, value: str, model: _Field, width: int | None) -> list[str]:
     """`keyword` and `value`, in lines wrapped as the `model` string (the msgid) is."""
-    one_line = f'{keyword} "{_escape(value)}"'
+    one_line = f'{keyword} "{escape_po(value)}"'
     if model.end - model.start == 1 and (width is None or len(one_line) <= width):
         return [one_line]
     chunks = [
         chunk
         for piece in re.findall(r"[^\n]*\n|[^\n]+", value)
-        for chunk in (_wrap(_escape(piece), width - 2) if width else [_escape(piece)])
+        for chunk in (wrap_po(escape_po(piece), width - 2) if width else [escape_po(piece)])
     ]
     if model.first_empty or not chunks:
         return [f'{keyword} ""'] + [f'"{chunk}"' for chunk in chunks]
     return [f'{keyword} "{chunks[0]}"'] + [f'"{chunk}"' for chunk in chunks[1:]]
 
 
-def _ending(line: str) -> str:
+def line_ending(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
 
 
-def _header(entries: list[_Entry]) -> _Entry | None:
+def header_entry(entries: list[Entry]) -> Entry | None:
     for entry in entries:
         if "msgid" in entry.fields and not entry.obsolete:
             msgid = entry.fields["msgid"]
@@ -158,7 +158,7 @@ def _header(entries: list[_Entry]) -> _Entry | None:
     return None
 
 
-def _header_field(header: _Entry | None, name: str) -> str | None:
+def header_field(header: Entry | None, name: str) -> str | None:
     if header is None:
         return None
     for line in header.fields["msgstr"].value.split("\n"):

@@ -25,7 +25,7 @@ from typing import Any
 
 from translator.contract.language_codes import base_language
 from translator.text.markup import KEEP, TEXT, Token
-from translator.text.markup import _slice as slice_token
+from translator.text.markup import html_slice as slice_token
 from translator.text.segment import UNSPACED_LANGUAGES
 
 # The `name` of a KEEP token that holds a glossary term: placement finds it as a whole word only.

@@ -172,7 +172,7 @@ def _protect(block: list[Token]) -> list[Token]:
         )
         for a, b in zip(cuts, cuts[1:], strict=False):
             inside = any(x <= start + a and start + b <= y for x, y in crossing)
-            out.append(_slice(token, a, b, KEEP if inside else TEXT))
+            out.append(html_slice(token, a, b, KEEP if inside else TEXT))
     return out
 
 
@@ -313,14 +313,14 @@ def _with_placeholders(token: Token) -> list[Token]:
     cursor = 0
     for start, end in [*spans, (len(token.text), len(token.text))]:
         if start > cursor:
-            out.append(_slice(token, cursor, start, TEXT))
+            out.append(html_slice(token, cursor, start, TEXT))
         if end > start:
-            out.append(_slice(token, start, end, KEEP))
+            out.append(html_slice(token, start, end, KEEP))
         cursor = end
     return out
 
 
-def _slice(token: Token, start: int, end: int, kind: str) -> Token:
+def html_slice(token: Token, start: int, end: int, kind: str) -> Token:
     raw_start, raw_end = token.raw_at(start), token.raw_at(end)
     raw = token.raw[raw_start:raw_end]
     if kind == KEEP:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from translator.config import CTRANSLATE2_ONLY_DTYPES, Engine
-from translator.engine.backends.base import Backend, Decoding, Generated, SpecialIds, cpu_allowance
-from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR, ConversionMissing
+from translator.engine.backends.base import Backend, Decoding, Generated, SpecialIds, cpu_allowance, torch_installed
+from translator.engine.backends.ctranslate2_backend import CONVERTED_DIR, ConversionMissing, missing_conversion
 
 logger = logging.getLogger(__name__)
 
@@ -129,29 +129,12 @@ def is_converted(model_dir: Path) -> bool:
     return (model_dir / CONVERTED_DIR / "model.bin").is_file()
 
 
-def missing_conversion(model_dir: str | Path) -> str:
-    if not torch_installed():
-        return (
-            f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin), the only engine here (no torch: "
-            "the CPU image): register the checkpoint with save_model.py where torch is installed, which converts it"
-        )
-    return (
-        f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin): register the checkpoint with "
-        f"save_model.py, which converts it, or convert it in place with "
-        f"`python -m translator.engine.backends.ctranslate2_convert {model_dir}`; or use backend transformers"
-    )
-
-
 def has_weights(model_dir: Path) -> bool:
     return any((model_dir / name).is_file() for name in WEIGHT_FILES)
 
 
 def ctranslate2_installed() -> bool:
     return importlib.util.find_spec("ctranslate2") is not None
-
-
-def torch_installed() -> bool:
-    return importlib.util.find_spec("torch") is not None
 
 
 def _cuda_available() -> bool:

@@ -8,6 +8,7 @@ whichever backend runs (both read the same checkpoint's vocabulary, in the same 
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from dataclasses import dataclass
@@ -124,3 +125,7 @@ def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
     except (OSError, ValueError):
         return None
     return None if quota_us <= 0 or period_us <= 0 else quota_us / period_us
+
+
+def torch_installed() -> bool:
+    return importlib.util.find_spec("torch") is not None

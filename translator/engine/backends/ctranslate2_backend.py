@@ -9,7 +9,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from translator.engine.backends.base import Decoding, Generated, MemoryStats, SpecialIds, cuda_memory_stats
+from translator.engine.backends.base import (
+    Decoding,
+    Generated,
+    MemoryStats,
+    SpecialIds,
+    cuda_memory_stats,
+    torch_installed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +42,6 @@ class CTranslate2Backend:
         vocabulary_size: int,
     ) -> None:
         import ctranslate2
-
-        from translator.engine.backends import missing_conversion
 
         path = Path(model_dir) / CONVERTED_DIR
         if not (path / "model.bin").is_file():
@@ -127,3 +132,16 @@ def _vocabulary(path: Path) -> list[str]:
             tokens = json.loads((path / name).read_text(encoding="utf-8"))
             return [str(token) for token in tokens]
     raise ValueError(f"{path}: no vocabulary file in the CTranslate2 model")
+
+
+def missing_conversion(model_dir: str | Path) -> str:
+    if not torch_installed():
+        return (
+            f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin), the only engine here (no torch: "
+            "the CPU image): register the checkpoint with save_model.py where torch is installed, which converts it"
+        )
+    return (
+        f"{model_dir} has no CTranslate2 model ({CONVERTED_DIR}/model.bin): register the checkpoint with "
+        f"save_model.py, which converts it, or convert it in place with "
+        f"`python -m translator.engine.backends.ctranslate2_convert {model_dir}`; or use backend transformers"
+    )
