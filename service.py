@@ -28,6 +28,7 @@ from translator.api.glossary_store import store_for
 from translator.api.handler import RequestHandler
 from translator.api.middleware import EdgeMiddleware
 from translator.api.openapi import Docs
+from translator.api.request_options import options_of
 from translator.api.route_labels import install as label_metrics_by_route
 from translator.api.routes import routes_app
 from translator.config import API_SERVICE, ENGINE_SERVICE, load_settings, model_tag
@@ -283,7 +284,7 @@ class Translation:
         to interactive requests; `X-Deadline-Ms` says how long the caller will wait.
         """
         try:
-            return await self.handler.translate(payload, ctx.request.headers, ctx.request.receive)
+            return await self.handler.translate(payload, options_of(ctx.request.headers, ctx.request.receive))
         except TranslationError as exc:
             return self._error(ctx, exc)
         except CallerGone:

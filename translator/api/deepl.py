@@ -49,6 +49,7 @@ from translator.api.deepl_params import parse_entries as parse_entries  # re-exp
 from translator.api.disconnect import CallerGone
 from translator.api.libretranslate import EdgeRequest, language_name
 from translator.api.params import FORM_TYPES, read_params
+from translator.api.request_options import options_of
 from translator.contract.errors import (
     ClientClosed,
     InvalidRequest,
@@ -125,7 +126,7 @@ async def translate(request: Any, handler: Any) -> dict[str, Any]:
         )
     except ValidationError as exc:  # a glossary_id too long to be one, a tag name that is none
         raise InvalidRequest(f"Invalid request: {validation_message(exc.errors())}") from None
-    result = await handler.translate(payload, request.headers, request.receive)
+    result = await handler.translate(payload, options_of(request.headers, request.receive))
 
     def detected(language: str | None) -> str:
         # Text without letters comes back as it is, as if written in the target language.

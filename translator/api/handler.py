@@ -1,23 +1,23 @@
-"""One translation request in an API worker, whichever API it came by: options from its headers,
-then the pipeline with this worker's engine client, abandoned if the client goes away.
+"""One translation request in an API worker, whichever API it came by: its payload and its typed
+options (each API reads them from its own request; a document job's are bulk), then the pipeline
+with this worker's engine client, abandoned if the client goes away.
 
-`POST /translation` and the LibreTranslate-compatible API (translator/api/libretranslate.py) both
-call `RequestHandler.translate`: one path to the model, one admission, one set of priorities.
+`POST /translation`, LibreTranslate's and DeepL's APIs and the document jobs all call
+`RequestHandler.translate`: one path to the model, one admission, one set of priorities.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection
 
 from translator.api.disconnect import unless_disconnected
 from translator.api.engine_client import EngineClient
 from translator.api.glossaries import request_terms
 from translator.api.glossary_store import GlossaryStore, store_for
 from translator.api.pipeline import translate_payload
-from translator.api.request_options import deadline_ms_of, priority_of
+from translator.contract.options import RequestOptions
 from translator.contract.protocol import Piece
 from translator.contract.schemas import Payload, TranslationResult
 from translator.shm.engine_load import LoadReader
@@ -47,15 +47,13 @@ class RequestHandler:
         self.canonical: Callable[[str], str] = canonical if canonical is not None else str
         self.max_latency_ms = max_latency_ms
 
-    async def translate(
-        self, payload: Payload, headers: Mapping[str, str], receive: Callable[[], Any]
-    ) -> TranslationResult:
+    async def translate(self, payload: Payload, options: RequestOptions) -> TranslationResult:
         """Raises `TranslationError` (answered by the caller in its API's error shape), or
         `CallerGone` when the client closed the connection before the answer."""
-        priority = priority_of(headers)
+        priority = options.priority
         # The latency objective runs from arrival here: time spent waiting for a connection to the
         # engine counts, and the engine plans with what is left.
-        asked_ms = deadline_ms_of(headers)
+        asked_ms = options.deadline_ms
         budget_ms = min(asked_ms or math.inf, self.max_latency_ms)
         deadline = time.monotonic() + budget_ms / 1000
         # The caller's own deadline is kept whatever the engine does; the server's objective is the
@@ -68,6 +66,5 @@ class RequestHandler:
             return await self.client.translate(pieces, priority, deadline, binding)
 
         terms = await request_terms(payload, self.glossaries, self.canonical)
-        return await unless_disconnected(
-            receive, translate_payload(payload, self.languages, engine, terms, self.canonical)
-        )
+        work = translate_payload(payload, self.languages, engine, terms, self.canonical)
+        return await (work if options.gone is None else unless_disconnected(options.gone, work))

@@ -26,7 +26,7 @@ from translator.api.auth import keys_required
 from translator.api.disconnect import CallerGone
 from translator.api.handler import RequestHandler
 from translator.api.params import FORM_TYPES, read_params
-from translator.api.request_options import deadline_ms_of, priority_of
+from translator.api.request_options import deadline_ms_of, options_of, priority_of
 from translator.contract import limits
 from translator.contract.errors import (
     ClientClosed,
@@ -218,7 +218,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
         alternatives=alternatives,
         **_glossary(params),
     )
-    result = await service.handler.translate(payload, request.headers, request.receive)
+    result = await service.handler.translate(payload, options_of(request.headers, request.receive))
     translated = [record.text for record in result.result]
     body: dict[str, Any] = {"translatedText": translated if is_list else translated[0]}
     if source == AUTO:

@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from translator.contract.errors import InvalidRequest
+from translator.contract.options import RequestOptions
 from translator.contract.protocol import Priority
 
 PRIORITY_HEADER = "priority"
@@ -21,6 +23,11 @@ BULK_URGENCY = 5
 _URGENCY = re.compile(r"[0-9]{1,15}")
 # An hour: far beyond any HTTP timeout on the way; a larger value is a mistake, not a wish.
 MAX_DEADLINE_MS = 3_600_000
+
+
+def options_of(headers: Mapping[str, str], receive: Callable[[], Awaitable[dict[str, Any]]]) -> RequestOptions:
+    """The options an HTTP request carries in its headers; `receive` tells when its client goes."""
+    return RequestOptions(priority_of(headers), deadline_ms_of(headers), gone=receive)
 
 
 def priority_of(headers: Mapping[str, str]) -> Priority:

@@ -27,6 +27,7 @@ from typing import Any
 from translator.config import Documents
 from translator.contract import limits
 from translator.contract.errors import GatewayTimeout, PayloadTooLarge, TranslationError, Unavailable
+from translator.contract.options import BULK, RequestOptions
 from translator.contract.schemas import Payload, Record, TranslationResult
 from translator.documents.model import MAX_UNITS, Document, Unit
 
@@ -36,8 +37,6 @@ from translator.documents.model import MAX_UNITS, Document, Unit
 # flight, so that each stays well inside the latency objective and the batches stay mixed.
 CHUNK_RECORDS = 8
 CHUNKS_IN_FLIGHT = 4
-# Bulk work at the engine's lowest urgency (RFC 9218, translator/api/request_options.py).
-BULK_HEADERS = {"priority": "u=7"}
 # A chunk refused by a busy engine (503) is sent again after its Retry-After, this many times.
 MAX_RETRIES = 60
 # A running job holds its parsed document (the XML tree its writer fills) and its translations:
@@ -50,7 +49,7 @@ MAX_ACTIVE_UNITS = 2 * MAX_UNITS
 # A job's `untranslated` names at most this many of the texts it kept as they were (all counted).
 UNTRANSLATED_LISTED = 50
 NOTHING_TO_TRANSLATE = "nothing to translate was found in this file: it comes back as it was"
-Translate = Callable[[Payload, dict[str, str], Callable[[], Awaitable[dict[str, Any]]]], Awaitable[TranslationResult]]
+Translate = Callable[[Payload, RequestOptions], Awaitable[TranslationResult]]
 
 
 class JobsPerKey(TranslationError):
@@ -268,12 +267,6 @@ def _chunks(units: list[Unit], skip: Collection[int] = ()) -> list[list[int]]:
     return out
 
 
-async def _never() -> dict[str, Any]:
-    # Nobody waits on a background job's connection: it never "disconnects".
-    await asyncio.Event().wait()
-    return {}
-
-
 async def run(store: JobStore, state: dict[str, Any], document: Document, translate: Translate) -> None:
     """Translate the job's document and store its result, or its failure with the reason."""
     state["status"] = "running"
@@ -296,7 +289,7 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
             glossaryId=state.get("glossaryId"),
         )
         async with gate:
-            result = await _with_retries(functools.partial(translate, payload, BULK_HEADERS, _never))
+            result = await _with_retries(functools.partial(translate, payload, BULK))
         for index, record in zip(chunk, result.result, strict=True):
             translations[index] = record.text
             if record.detected_lang:

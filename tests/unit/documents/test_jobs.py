@@ -17,6 +17,7 @@ import yaml
 from harness.corpus import corpus_sentences
 from translator.config import API_SERVICE, Documents, load_settings
 from translator.contract.errors import Unavailable
+from translator.contract.options import BULK, RequestOptions
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
@@ -109,9 +110,9 @@ def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
     assert orphan is not None and orphan["orphaned"] and "orphaned" not in jobs.public(orphan)
     asked: list[str] = []
 
-    async def engine(payload: Payload, headers, receive) -> TranslationResult:
+    async def engine(payload: Payload, options: RequestOptions) -> TranslationResult:
         # A stand-in for the engine: the corpus's translations, and a note of what was sent.
-        assert headers["priority"] == "u=7"
+        assert options == BULK  # bulk work, and nobody waiting on a connection
         asked.extend(r.text for r in payload.records)
         table = dict(PAIRS)
         return TranslationResult(result=[TranslatedRecord(id=r.id, text=table[r.text]) for r in payload.records])
@@ -171,7 +172,7 @@ def test_a_resumed_job_reads_its_file_in_the_encoding_its_form_named(tmp_path):
     orphan = store.load(state["id"])
     assert orphan is not None
 
-    async def engine(payload: Payload, headers, receive) -> TranslationResult:
+    async def engine(payload: Payload, options: RequestOptions) -> TranslationResult:
         return TranslationResult(result=[TranslatedRecord(id=r.id, text=dict(PAIRS)[r.text]) for r in payload.records])
 
     adopted, work = jobs.adopt(store, orphan, read_document_safely, engine)
@@ -189,7 +190,7 @@ def test_a_job_that_kept_texts_as_they_were_says_so_and_where(tmp_path):
     document = read_document_safely("en.json", catalog, "fr")
     state = store.create("en.json", "en", "fr", len(document.units))
 
-    async def engine(payload: Payload, headers, receive) -> TranslationResult:
+    async def engine(payload: Payload, options: RequestOptions) -> TranslationResult:
         # Every text back upper-cased, the outer message's `{count}` lost.
         lost = {"{count}": "count"}
         return TranslationResult(

@@ -13,6 +13,7 @@ import pytest
 
 from tests.unit.helpers.round_trip import PAIRS, hunks, translate
 from translator.config import Documents
+from translator.contract.options import RequestOptions
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.documents import jobs
 from translator.documents.formats import read_document, read_document_safely
@@ -474,7 +475,7 @@ def test_the_job_answers_with_the_charset_the_file_was_written_in(tmp_path):
     state = store.create("fr.po", "en", "fr", len(document.units))
     state["contentType"] = document.content_type
 
-    async def engine(payload: Payload, headers, receive) -> TranslationResult:
+    async def engine(payload: Payload, options: RequestOptions) -> TranslationResult:
         return TranslationResult(result=[TranslatedRecord(id=r.id, text="Où est l’œuvre ?") for r in payload.records])
 
     asyncio.run(jobs.run(store, state, document, engine))
