@@ -22,6 +22,7 @@ from translator.api.deepl_glossaries import DictionaryNotFound, merged, replaced
 from translator.api.glossary_store import Dictionary, new_multilingual
 from translator.contract.errors import InvalidRequest, PayloadTooLarge
 from translator.contract.glossary import MAX_ENTRIES
+from translator.documents.job_state import JobState
 
 pytestmark = pytest.mark.pure
 
@@ -276,9 +277,9 @@ def test_v3_info_is_deepls_shape():
     assert set(info) == {"glossary_id", "name", "dictionaries", "creation_time"}
 
 
-def job(status: str, **more) -> dict:
+def job(status: str, **more) -> JobState:
     state = {"id": "ab" * 16, "status": status, "progress": {"done": 0, "total": 10}, "created": 100.0}
-    return {**state, **more}
+    return JobState.from_json({"filename": "a.txt", "fromLang": "en", "toLang": "de", "pid": 1, **state, **more})
 
 
 def test_a_jobs_state_as_deepls_document_status():

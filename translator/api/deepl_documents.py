@@ -33,6 +33,7 @@ from translator.api.params import read_params
 from translator.contract.errors import InvalidRequest, TranslationError, Unavailable
 from translator.documents import jobs
 from translator.documents.formats import extension
+from translator.documents.job_state import JobState
 from translator.documents.model import BadDocument, UnsupportedDocument
 from translator.text.langdetect import AUTO
 
@@ -73,27 +74,27 @@ def upload_filename(params: dict[str, Any], upload: Any) -> str:
     return filename
 
 
-def remaining_s(state: dict[str, Any], now: float) -> int:
+def remaining_s(state: JobState, now: float) -> int:
     """DeepL's `seconds_remaining`: from the job's pace so far; before its first units come back, at
     least as long again as it has run."""
-    done, total = state["progress"]["done"], state["progress"]["total"]
-    elapsed = max(0.0, now - state["created"])
+    done, total = state.progress.done, state.progress.total
+    elapsed = max(0.0, now - state.created)
     if done:
         return math.ceil(elapsed * (total - done) / done)
     return max(1, math.ceil(elapsed))
 
 
-def status_body(state: dict[str, Any], same_language: bool, now: float) -> dict[str, Any]:
+def status_body(state: JobState, same_language: bool, now: float) -> dict[str, Any]:
     """A job's state as DeepL's document status."""
-    body: dict[str, Any] = {"document_id": state["id"].upper()}
-    if state["status"] == "queued":
+    body: dict[str, Any] = {"document_id": state.id.upper()}
+    if state.status == "queued":
         body["status"] = "queued"
-    elif state["status"] == "running":
+    elif state.status == "running":
         body.update(status="translating", seconds_remaining=remaining_s(state, now))
-    elif state["status"] == "done" and not same_language:
-        body.update(status="done", seconds_remaining=0, billed_characters=state.get("characters", 0))
+    elif state.status == "done" and not same_language:
+        body.update(status="done", seconds_remaining=0, billed_characters=state.characters)
     else:
-        message = SAME_LANGUAGE if state["status"] == "done" else str(state.get("error", "the translation failed"))
+        message = SAME_LANGUAGE if state.status == "done" else str(state.error or "the translation failed")
         # `message` as well, as DeepL answers it for older clients.
         body.update(status="error", error_message=message, message=message)
     return body
@@ -131,13 +132,13 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
                 get_service(),
                 key,
                 glossary,
-                extra={documents.DEEPL_JOB: {"key": _digest(document_key)}},
+                deepl={"key": _digest(document_key)},
             )
         except (UnsupportedDocument, BadDocument) as exc:  # DeepL's words for a file it does not take
             raise InvalidRequest(f"Invalid file data: {exc.message}") from None
-        return {"document_id": state["id"].upper(), "document_key": document_key}
+        return {"document_id": state.id.upper(), "document_key": document_key}
 
-    async def found(request: Request) -> dict[str, Any]:
+    async def found(request: Request) -> JobState:
         """The document the request names, if its key (and API key) may read it."""
         params = await read_params(request)
         document_key = one(params, "document_key")
@@ -145,20 +146,20 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
             raise InvalidRequest("Parameter 'document_key' not specified.")
         document_id = request.path_params["document_id"]
         state = documents.resumed(store, document_id.lower(), get_service()) if _ID.fullmatch(document_id) else None
-        mine = (state or {}).get(documents.DEEPL_JOB)
+        mine = state.deepl if state is not None else None
         if state is None or not isinstance(mine, dict):
             raise DocumentNotFound()
         if not hmac.compare_digest(str(mine.get("key", "")), _digest(document_key)):
             raise DocumentNotFound()
-        if api_keys() is not None and state.get("owner") != jobs.owner_of(access.offered(request.scope)):
+        if api_keys() is not None and state.owner != jobs.owner_of(access.offered(request.scope)):
             raise DocumentNotFound()
-        if state["status"] == "done" and not store.result_path(state["id"]).exists():
+        if state.status == "done" and not store.result_path(state.id).exists():
             raise DocumentNotFound()  # downloaded: its folder goes once the answer is sent
         return state
 
-    def same_language(state: dict[str, Any], handler: Any) -> bool:
-        detected = state.get("detectedLanguage")
-        return detected is not None and handler.canonical(detected) == handler.canonical(state["toLang"])
+    def same_language(state: JobState, handler: Any) -> bool:
+        detected = state.detected_language
+        return detected is not None and handler.canonical(detected) == handler.canonical(state.to_lang)
 
     async def status(request: Request, handler: Any) -> Any:
         state = await found(request)
@@ -174,23 +175,23 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         if body["status"] == "error":
             raise InvalidRequest(f"The document could not be translated: {body['error_message']}")
         # Taken by one download only (a rename is atomic), and deleted once sent, as DeepL does.
-        sending = store.folder(state["id"]) / "result.sending"
+        sending = store.folder(state.id) / "result.sending"
         try:
-            os.rename(store.result_path(state["id"]), sending)
+            os.rename(store.result_path(state.id), sending)
         except FileNotFoundError:
             raise DocumentNotFound() from None
         return FileResponse(
             sending,
-            media_type=state.get("contentType", "application/octet-stream"),
-            filename=state["filename"],
-            background=BackgroundTask(shutil.rmtree, store.folder(state["id"]), ignore_errors=True),
+            media_type=state.content_type or "application/octet-stream",
+            filename=state.filename,
+            background=BackgroundTask(shutil.rmtree, store.folder(state.id), ignore_errors=True),
         )
 
     return [
         route
         for v2 in V2_PATHS
         for route in (
-            # Each checks the key itself: it may come in the body (`auth_key`).
+            # The key may come in the body (`auth_key`): the edge reads it there (translator/api/access.py).
             Route(f"{v2}/document", answering(get_service, upload), methods=["POST"]),
             Route(f"{v2}/document/{{document_id}}", answering(get_service, status), methods=["POST"]),
             Route(f"{v2}/document/{{document_id}}/result", answering(get_service, result), methods=["POST"]),

@@ -27,6 +27,7 @@ from translator.contract.errors import (
 )
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
+from translator.documents.job_state import JobState
 from translator.documents.model import Document
 from translator.text.langdetect import AUTO
 
@@ -35,8 +36,6 @@ TRANSLATE_FILE_PATH = f"{PREFIX}/translate_file"
 DOWNLOAD_PATH = f"{PREFIX}/download_file"
 # A form without a file part is let through to be answered "file: required".
 UPLOAD_TYPES = frozenset({"multipart/form-data", "application/x-www-form-urlencoded"})
-# The state field of a job that DeepL's document API started: only its document key reads it.
-DEEPL_JOB = "deepl"
 # Tasks of this worker's jobs, kept referenced while they run.
 _RUNNING: dict[str, asyncio.Task[None]] = {}
 
@@ -82,12 +81,12 @@ async def start_job(
     service: Service,
     key: bytes | None,
     glossary: tuple[str, str] | None = None,
-    extra: dict[str, Any] | None = None,
+    deepl: dict[str, Any] | None = None,
     encoding: str | None = None,
-) -> dict[str, Any]:
+) -> JobState:
     """`glossary`: a stored glossary's id and the form field that named it, checked against the
     languages before any job exists (each chunk of the job then applies it, as a request would);
-    `extra`: what another API keeps in the job's state (DeepL's document key: translator/api/deepl_documents.py);
+    `deepl`: DeepL's job, with its document key's digest (translator/api/deepl_documents.py);
     `encoding`: a text file's encoding as the client named it (the form's `encoding`)."""
     if glossary is not None:
         glossary_id, field = glossary
@@ -99,27 +98,26 @@ async def start_job(
     document: Document = await asyncio.to_thread(read_document_safely, filename, data, target, encoding)
     jobs.check_size(document)
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
-    state["contentType"] = document.content_type
-    if encoding is not None:
-        state["encoding"] = encoding  # read the same way again by a worker that resumes the job
+    state.content_type = document.content_type
+    state.encoding = encoding  # read the same way again by a worker that resumes the job
     # What DeepL bills (its `billed_characters`): the characters of the text the job translates.
-    state["characters"] = sum(len(unit.text) for unit in document.units)
-    state.update(extra or {})
+    state.characters = sum(len(unit.text) for unit in document.units)
+    state.deepl = deepl
     if glossary is not None:
-        state["glossaryId"] = glossary[0]
-    store.save_source(state["id"], data)  # a restarted worker's job resumes from it
+        state.glossary_id = glossary[0]
+    store.save_source(state.id, data)  # a restarted worker's job resumes from it
     store.save(state)
-    _launch(state["id"], jobs.run(store, state, document, service.handler.translate))
+    _launch(state.id, jobs.run(store, state, document, service.handler.translate))
     return state
 
 
-def resumed(store: jobs.JobStore, job_id: str, service: Service) -> dict[str, Any] | None:
+def resumed(store: jobs.JobStore, job_id: str, service: Service) -> JobState | None:
     """A job's state; one whose worker restarted is resumed by this worker, where it stopped."""
     state = store.load(job_id)
-    if state is not None and state.get("orphaned"):
+    if state is not None and state.orphaned:
         state, work = jobs.adopt(store, state, read_document_safely, service.handler.translate)
         if work is not None:
-            _launch(state["id"], work)
+            _launch(state.id, work)
     return state
 
 
@@ -160,10 +158,10 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             return http_response(exc)
         return JSONResponse(jobs.public(state), status_code=202)
 
-    def _found(request: Request) -> dict[str, Any] | None:
+    def _found(request: Request) -> JobState | None:
         state = resumed(store, request.path_params["job"], get_service())
         # A DeepL document is read with its document key only (translator/api/deepl_documents.py).
-        return None if state is None or DEEPL_JOB in state else state
+        return None if state is None or state.deepl is not None else state
 
     async def status(request: Request) -> Response:
         state = _found(request)
@@ -171,21 +169,21 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             return JSONResponse({"error": "no such document job (or it expired)", "field": "id"}, status_code=404)
         return JSONResponse(jobs.public(state))
 
-    def _file(state: dict[str, Any]) -> Response:
+    def _file(state: JobState) -> Response:
         from starlette.responses import FileResponse
 
         return FileResponse(
-            store.result_path(state["id"]),
-            media_type=state.get("contentType", "application/octet-stream"),
-            filename=state["filename"],
+            store.result_path(state.id),
+            media_type=state.content_type or "application/octet-stream",
+            filename=state.filename,
         )
 
     async def result(request: Request) -> Response:
         state = _found(request)
         if state is None:
             return JSONResponse({"error": "no such document job (or it expired)", "field": "id"}, status_code=404)
-        if state["status"] != "done":
-            body = {"error": f"the document is {state['status']}, not done", **jobs.public(state)}
+        if state.status != "done":
+            body = {"error": f"the document is {state.status}, not done", **jobs.public(state)}
             return JSONResponse(body, status_code=409)
         return _file(state)
 
@@ -206,21 +204,21 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             state = await start_job(
                 store, upload, source, target, service, key, glossary, encoding=fields.get("encoding")
             )
-            await _wait(state["id"], request)
-            final = store.load(state["id"]) or state
-            if final["status"] != "done":
-                raise InvalidRequest(f"the file could not be translated: {final.get('error', final['status'])}")
+            await _wait(state.id, request)
+            final = store.load(state.id) or state
+            if final.status != "done":
+                raise InvalidRequest(f"the file could not be translated: {final.error or final.status}")
         except TranslationError as exc:
             return error_response(exc)
         except CallerGone:
             return error_response(ClientClosed("the client closed the connection"))
-        url = f"{str(request.base_url).rstrip('/')}{DOWNLOAD_PATH}/{state['id']}.{state['filename']}"
+        url = f"{str(request.base_url).rstrip('/')}{DOWNLOAD_PATH}/{state.id}.{state.filename}"
         return JSONResponse({"translatedFileUrl": url}, headers=CORS)
 
     async def download(request: Request) -> Response:
         job_id, _, _ = request.path_params["name"].partition(".")
         state = store.load(job_id)
-        if state is None or state["status"] != "done" or DEEPL_JOB in state:
+        if state is None or state.status != "done" or state.deepl is not None:
             return error_response(InvalidRequest("Invalid filename"))
         return _file(state)
 

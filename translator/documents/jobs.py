@@ -29,6 +29,7 @@ from translator.contract import limits
 from translator.contract.errors import GatewayTimeout, PayloadTooLarge, TranslationError, Unavailable
 from translator.contract.options import BULK, RequestOptions
 from translator.contract.schemas import Payload, Record, TranslationResult
+from translator.documents.job_state import JobState, Progress
 from translator.documents.model import MAX_UNITS, Document, Unit
 
 # Where jobs are kept, how many at once and how long: the settings' `documents` section
@@ -75,7 +76,7 @@ class JobStore:
             raise KeyError(job_id)
         return self.root / job_id
 
-    def create(self, filename: str, source: str, target: str, total: int, owner: str = "") -> dict[str, Any]:
+    def create(self, filename: str, source: str, target: str, total: int, owner: str = "") -> JobState:
         """`owner`: a digest of the API key, never the key."""
         self.sweep()
         active = self.active()
@@ -95,51 +96,49 @@ class JobStore:
                 retry_after_s=30,
             )
         # Keys off (no owner): the server's bound only, everyone being one "key".
-        if owner and sum(1 for state in active if state.get("owner") == owner) >= bounds.max_jobs_per_key:
+        if owner and sum(1 for state in active if state.owner == owner) >= bounds.max_jobs_per_key:
             raise JobsPerKey(
                 f"at most {bounds.max_jobs_per_key} documents of one API key are translated at once; retry later"
             )
         job_id = uuid.uuid4().hex
-        state = {
-            "id": job_id,
-            "status": "queued",
-            "filename": filename,
-            "fromLang": source,
-            "toLang": target,
-            "progress": {"done": 0, "total": total},
-            "resultUrl": f"/documents/{job_id}/result",
-            "created": time.time(),
-            "pid": os.getpid(),
-            "worker": _worker(),
-            "owner": owner,
-        }
+        state = JobState(
+            id=job_id,
+            filename=filename,
+            from_lang=source,
+            to_lang=target,
+            progress=Progress(0, total),
+            created=time.time(),
+            pid=os.getpid(),
+            worker=_worker(),
+            owner=owner,
+        )
         if total == 0:
             # Done at once with 0 units, the file back as it was: the client is told it is not a failure
             # of the service (a format whose text this reader does not know, a file of numbers only).
-            state["warning"] = NOTHING_TO_TRANSLATE
+            state.warning = NOTHING_TO_TRANSLATE
         self.folder(job_id).mkdir(parents=True, exist_ok=True)
         self.save(state)
         return state
 
-    def active(self) -> list[dict[str, Any]]:
+    def active(self) -> list[JobState]:
         """Jobs queued or running; one whose worker died counts no more: it waits for someone to ask
         for it (then resumes)."""
-        return [s for s in self.states() if s["status"] in ("queued", "running") and not s.get("orphaned")]
+        return [s for s in self.states() if s.status in ("queued", "running") and not s.orphaned]
 
-    def save(self, state: dict[str, Any]) -> None:
-        folder = self.folder(state["id"])
+    def save(self, state: JobState) -> None:
+        folder = self.folder(state.id)
         temporary = folder / f"state.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps(state))
+        temporary.write_text(json.dumps(state.to_json()))
         os.replace(temporary, folder / "state.json")
 
-    def load(self, job_id: str) -> dict[str, Any] | None:
+    def load(self, job_id: str) -> JobState | None:
         try:
-            state = json.loads((self.folder(job_id) / "state.json").read_text())
-        except (KeyError, OSError, ValueError):
+            state = JobState.from_json(json.loads((self.folder(job_id) / "state.json").read_text()))
+        except (KeyError, OSError, ValueError, TypeError):
             return None
-        if state["status"] in ("queued", "running") and not _alive(state["pid"], state.get("worker")):
-            state["orphaned"] = True  # its worker is gone: `adopt` resumes it
-        return dict(state)
+        if state.status in ("queued", "running") and not _alive(state.pid, state.worker):
+            state.orphaned = True  # its worker is gone: `adopt` resumes it
+        return state
 
     def save_source(self, job_id: str, data: bytes) -> None:
         (self.folder(job_id) / "source").write_bytes(data)
@@ -164,12 +163,12 @@ class JobStore:
         with (self.folder(job_id) / "done.jsonl").open("a", encoding="utf-8") as file:
             file.write(lines)
 
-    def claim(self, state: dict[str, Any]) -> bool:
+    def claim(self, state: JobState) -> bool:
         """True in the one process that takes over an orphaned job (the others see the file)."""
         try:
             os.close(
                 os.open(
-                    self.folder(state["id"]) / f"claim.{state.get('worker', state['pid'])}",
+                    self.folder(state.id) / f"claim.{state.worker or state.pid}",
                     os.O_CREAT | os.O_EXCL | os.O_WRONLY,
                 )
             )
@@ -180,7 +179,7 @@ class JobStore:
     def result_path(self, job_id: str) -> Path:
         return self.folder(job_id) / "result"
 
-    def states(self) -> list[dict[str, Any]]:
+    def states(self) -> list[JobState]:
         if not self.root.is_dir():
             return []
         return [s for s in (self.load(p.name) for p in self.root.iterdir()) if s is not None]
@@ -190,20 +189,18 @@ class JobStore:
         for state in self.states():
             # An orphan nobody asked for within the keep time (a translate_file caller gone with
             # its worker) goes too, or it would hold its files for ever.
-            since = state.get("ended", state["created"] if state.get("orphaned") else now)
+            since = state.ended if state.ended is not None else state.created if state.orphaned else now
             if since < now - self.settings.keep_s:
-                shutil.rmtree(self.folder(state["id"]), ignore_errors=True)
+                shutil.rmtree(self.folder(state.id), ignore_errors=True)
 
 
-def _paragraphs(states: list[dict[str, Any]]) -> int:
-    return sum(state["progress"]["total"] for state in states)
+def _paragraphs(states: list[JobState]) -> int:
+    return sum(state.progress.total for state in states)
 
 
-def public(state: dict[str, Any]) -> dict[str, Any]:
+def public(state: JobState) -> dict[str, Any]:
     """A job's state as the API answers it."""
-    hidden = {"pid", "worker", "created", "ended", "fromLang", "toLang", "owner", "contentType", "orphaned"}
-    hidden |= {"characters", "deepl"}  # DeepL's billed characters and document key (translator/api/deepl_documents.py)
-    return {k: v for k, v in state.items() if k not in hidden}
+    return state.public()
 
 
 def _started(pid: int) -> str | None:
@@ -267,26 +264,26 @@ def _chunks(units: list[Unit], skip: Collection[int] = ()) -> list[list[int]]:
     return out
 
 
-async def run(store: JobStore, state: dict[str, Any], document: Document, translate: Translate) -> None:
+async def run(store: JobStore, state: JobState, document: Document, translate: Translate) -> None:
     """Translate the job's document and store its result, or its failure with the reason."""
-    state["status"] = "running"
+    state.status = "running"
     store.save(state)
     translations: list[str] = [""] * len(document.units)
-    finished = store.done(state["id"])
+    finished = store.done(state.id)
     for index, text in finished.items():
         if 0 <= index < len(translations):
             translations[index] = text
-    state["progress"]["done"] = len(finished)
+    state.progress.done = len(finished)
     detected: collections.Counter[str] = collections.Counter()
     gate = asyncio.Semaphore(CHUNKS_IN_FLIGHT)
 
     async def one(chunk: list[int]) -> None:
         payload = Payload(
-            fromLang=state["fromLang"],
-            toLang=state["toLang"],
+            fromLang=state.from_lang,
+            toLang=state.to_lang,
             records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
             format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
-            glossaryId=state.get("glossaryId"),
+            glossaryId=state.glossary_id,
         )
         async with gate:
             result = await _with_retries(functools.partial(translate, payload, BULK))
@@ -294,8 +291,8 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
             translations[index] = record.text
             if record.detected_lang:
                 detected[record.detected_lang] += len(document.units[index].text)
-        store.record(state["id"], {index: translations[index] for index in chunk})
-        state["progress"]["done"] += len(chunk)
+        store.record(state.id, {index: translations[index] for index in chunk})
+        state.progress.done += len(chunk)
         store.save(state)
 
     try:
@@ -306,49 +303,51 @@ async def run(store: JobStore, state: dict[str, Any], document: Document, transl
             for task in tasks:  # one chunk failed: the others are not needed
                 task.cancel()
         data = await asyncio.to_thread(document.write, translations)
-        store.result_path(state["id"]).write_bytes(data)
+        store.result_path(state.id).write_bytes(data)
         # As written: a writer may settle its charset only then (a PO file its charset cannot hold).
-        state["contentType"] = document.content_type
+        state.content_type = document.content_type
         if document.kept:
             # Done, and told what is not translated and why: never `done` over text left silently.
-            state["untranslated"] = {"count": len(document.kept), "where": document.kept[:UNTRANSLATED_LISTED]}
-            state["warning"] = f"{len(document.kept)} of the file's texts are not translated: see `untranslated`"
+            state.untranslated = {"count": len(document.kept), "where": document.kept[:UNTRANSLATED_LISTED]}
+            state.warning = f"{len(document.kept)} of the file's texts are not translated: see `untranslated`"
         if detected:
-            state["detectedLanguage"] = detected.most_common(1)[0][0]
-        state["status"] = "done"
+            state.detected_language = detected.most_common(1)[0][0]
+        state.status = "done"
     except TranslationError as exc:
-        state.update(status="failed", error=exc.message)
+        state.status, state.error = "failed", exc.message
     except Exception as exc:  # a writer's bug must not leave the job running for ever
-        state.update(status="failed", error=f"the translated file could not be written ({type(exc).__name__})")
+        state.status = "failed"
+        state.error = f"the translated file could not be written ({type(exc).__name__})"
     finally:
-        state["ended"] = time.time()
+        state.ended = time.time()
         store.save(state)
 
 
 def adopt(
     store: JobStore,
-    state: dict[str, Any],
+    state: JobState,
     read: Callable[[str, bytes, str, str | None], Document],
     translate: Translate,
-) -> tuple[dict[str, Any], Awaitable[None] | None]:
+) -> tuple[JobState, Awaitable[None] | None]:
     """An orphaned job (its worker restarted) resumed in this process from its saved source and
     the units it had translated; the coroutine to run, or None when another process took it or
     it cannot be resumed (then it reads failed, with the reason)."""
-    if _paragraphs(store.active()) + state["progress"]["total"] > MAX_ACTIVE_UNITS:
+    if _paragraphs(store.active()) + state.progress.total > MAX_ACTIVE_UNITS:
         return state, None  # still an orphan: resumed when asked about once there is room
-    state.pop("orphaned", None)
+    state.orphaned = False
     if not store.claim(state):
         return state, None
     try:
-        source = (store.folder(state["id"]) / "source").read_bytes()
-        document = read(state["filename"], source, state["toLang"], state.get("encoding"))
+        source = (store.folder(state.id) / "source").read_bytes()
+        document = read(state.filename, source, state.to_lang, state.encoding)
     except (OSError, TranslationError) as exc:
         reason = exc.message if isinstance(exc, TranslationError) else "its file is gone"
-        state.update(status="failed", error=f"the server restarted while translating it ({reason}); send it again")
-        state["ended"] = time.time()
+        state.status = "failed"
+        state.error = f"the server restarted while translating it ({reason}); send it again"
+        state.ended = time.time()
         store.save(state)
         return state, None
-    state.update(pid=os.getpid(), worker=_worker(), status="queued")
+    state.pid, state.worker, state.status = os.getpid(), _worker(), "queued"
     store.save(state)
     return state, run(store, state, document, translate)
 

@@ -21,6 +21,7 @@ from translator.contract.options import BULK, RequestOptions
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
+from translator.documents.job_state import Progress
 from translator.documents.model import ICU_KEPT
 
 pytestmark = pytest.mark.pure
@@ -59,7 +60,7 @@ def test_jobs_per_key_and_per_server_as_the_configuration_sets_them(tmp_path):
 def test_stored_bytes_are_bounded(tmp_path):
     store = in_folder(tmp_path, max_stored_bytes=4000)
     state = store.create("a.txt", "en", "fr", 1)
-    store.save_source(state["id"], b"x" * 5000)
+    store.save_source(state.id, b"x" * 5000)
     with pytest.raises(Unavailable, match="storage"):
         store.create("b.txt", "en", "fr", 1)
 
@@ -75,20 +76,21 @@ def test_the_active_jobs_paragraphs_are_bounded_together(tmp_path):
     # Beside one of the largest documents a job takes, another fits.
     other = in_folder(tmp_path / "other")
     other.create("largest.docx", "en", "fr", jobs.MAX_UNITS)
-    assert other.create("report.docx", "en", "fr", 5000)["status"] == "queued"
+    assert other.create("report.docx", "en", "fr", 5000).status == "queued"
 
 
 @pytest.mark.processes
 def test_an_orphan_waits_for_room_before_it_resumes(tmp_path):
     store = in_folder(tmp_path)
     state = store.create("a.txt", "en", "fr", 10)
-    state.update(status="running", pid=_dead_pid())
+    state.status = "running"
+    state.pid = _dead_pid()
     store.save(state)
     store.create("big.docx", "en", "fr", jobs.MAX_ACTIVE_UNITS - 5)  # what runs meanwhile
-    orphan = store.load(state["id"])
+    orphan = store.load(state.id)
     assert orphan is not None
     waiting, work = jobs.adopt(store, orphan, read_document_safely, None)  # type: ignore[arg-type]
-    assert work is None and waiting["orphaned"] and waiting["status"] == "running"
+    assert work is None and waiting.orphaned and waiting.status == "running"
 
 
 def _dead_pid() -> int:
@@ -102,12 +104,13 @@ def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
     store = in_folder(tmp_path)
     source = f"{a}\n{b}\n{c}\n".encode()
     state = store.create("a.txt", "en", "fr", 3)
-    store.save_source(state["id"], source)
-    store.record(state["id"], {0: "ALREADY"})  # what the dead worker had translated
-    state.update(status="running", pid=_dead_pid())
+    store.save_source(state.id, source)
+    store.record(state.id, {0: "ALREADY"})  # what the dead worker had translated
+    state.status = "running"
+    state.pid = _dead_pid()
     store.save(state)
-    orphan, seen_elsewhere = store.load(state["id"]), store.load(state["id"])  # two workers' reads
-    assert orphan is not None and orphan["orphaned"] and "orphaned" not in jobs.public(orphan)
+    orphan, seen_elsewhere = store.load(state.id), store.load(state.id)  # two workers' reads
+    assert orphan is not None and orphan.orphaned and "orphaned" not in jobs.public(orphan)
     asked: list[str] = []
 
     async def engine(payload: Payload, options: RequestOptions) -> TranslationResult:
@@ -118,33 +121,34 @@ def test_a_dead_workers_job_resumes_where_it_stopped(tmp_path):
         return TranslationResult(result=[TranslatedRecord(id=r.id, text=table[r.text]) for r in payload.records])
 
     adopted, work = jobs.adopt(store, orphan, read_document_safely, engine)
-    assert work is not None and adopted["pid"] == os.getpid()
+    assert work is not None and adopted.pid == os.getpid()
     assert seen_elsewhere is not None
     _, none = jobs.adopt(store, seen_elsewhere, read_document_safely, engine)
     assert none is None  # one worker takes it
     asyncio.run(work)
     assert asked == [b, c]
-    final = store.load(state["id"])
-    assert final is not None and final["status"] == "done" and final["progress"] == {"done": 3, "total": 3}
-    assert store.result_path(state["id"]).read_bytes() == f"ALREADY\n{tb}\n{tc}\n".encode()
+    final = store.load(state.id)
+    assert final is not None and final.status == "done" and final.progress == Progress(done=3, total=3)
+    assert store.result_path(state.id).read_bytes() == f"ALREADY\n{tb}\n{tc}\n".encode()
 
 
 @pytest.mark.processes
 def test_an_orphan_without_its_file_fails_with_the_reason_and_expires(tmp_path):
     store = in_folder(tmp_path)
     state = store.create("a.txt", "en", "fr", 3)
-    state.update(status="running", pid=_dead_pid())
+    state.status = "running"
+    state.pid = _dead_pid()
     store.save(state)
-    orphan = store.load(state["id"])
+    orphan = store.load(state.id)
     assert orphan is not None
     failed, work = jobs.adopt(store, orphan, read_document_safely, None)  # type: ignore[arg-type]
-    assert work is None and failed["status"] == "failed" and "restarted" in failed["error"]
+    assert work is None and failed.status == "failed" and "restarted" in failed.error
     assert store.load("../../etc/passwd") is None and store.load("0" * 32) is None
     store.sweep()
-    assert store.load(state["id"]) is not None  # kept keep_s (an hour) after it ended
+    assert store.load(state.id) is not None  # kept keep_s (an hour) after it ended
     time.sleep(0.02)
     in_folder(tmp_path, keep_s=0.01).sweep()
-    assert store.load(state["id"]) is None
+    assert store.load(state.id) is None
 
 
 def test_orphans_do_not_hold_the_servers_slots_and_a_reused_pid_is_not_their_worker(tmp_path):
@@ -152,9 +156,10 @@ def test_orphans_do_not_hold_the_servers_slots_and_a_reused_pid_is_not_their_wor
     for _ in range(2):
         state = store.create("a.txt", "en", "fr", 1)
         # A worker of a container that restarted: the same pid as this process, started earlier.
-        state.update(status="running", worker=f"{os.getpid()}@1")
+        state.status = "running"
+        state.worker = f"{os.getpid()}@1"
         store.save(state)
-    assert all(s.get("orphaned") for s in store.states())
+    assert all(s.orphaned for s in store.states())
     for name in ("b.txt", "c.txt"):  # the orphans wait to be asked for; they take no slot
         store.create(name, "en", "fr", 1)
     with pytest.raises(Unavailable):
@@ -166,10 +171,12 @@ def test_a_resumed_job_reads_its_file_in_the_encoding_its_form_named(tmp_path):
     (a, ta), *_ = [(text, translation) for text, translation in PAIRS if not translation.isascii()]
     store = in_folder(tmp_path)
     state = store.create("a.txt", "en", "fr", 1)
-    state.update(status="running", pid=_dead_pid(), encoding="windows-1252")
-    store.save_source(state["id"], f"{a}\n".encode("cp1252"))
+    state.status = "running"
+    state.pid = _dead_pid()
+    state.encoding = "windows-1252"
+    store.save_source(state.id, f"{a}\n".encode("cp1252"))
     store.save(state)
-    orphan = store.load(state["id"])
+    orphan = store.load(state.id)
     assert orphan is not None
 
     async def engine(payload: Payload, options: RequestOptions) -> TranslationResult:
@@ -179,7 +186,7 @@ def test_a_resumed_job_reads_its_file_in_the_encoding_its_form_named(tmp_path):
     assert work is not None
     asyncio.run(work)
     # Written in windows-1252, as the first worker would have: read as UTF-8 it would come back so.
-    assert store.result_path(state["id"]).read_bytes() == f"{ta}\n".encode("cp1252")
+    assert store.result_path(state.id).read_bytes() == f"{ta}\n".encode("cp1252")
 
 
 def test_a_job_that_kept_texts_as_they_were_says_so_and_where(tmp_path):
@@ -198,8 +205,8 @@ def test_a_job_that_kept_texts_as_they_were_says_so_and_where(tmp_path):
         )
 
     asyncio.run(jobs.run(store, state, document, engine))
-    final = store.load(state["id"])
-    assert final is not None and final["status"] == "done"
-    assert final["untranslated"] == {"count": 1, "where": ["line 1: " + ICU_KEPT]}
-    assert "1 of the file's texts are not translated" in final["warning"]
-    assert store.result_path(state["id"]).read_bytes() == catalog.replace(b'"Inbox"', b'"INBOX"')
+    final = store.load(state.id)
+    assert final is not None and final.status == "done"
+    assert final.untranslated == {"count": 1, "where": ["line 1: " + ICU_KEPT]}
+    assert "1 of the file's texts are not translated" in final.warning
+    assert store.result_path(state.id).read_bytes() == catalog.replace(b'"Inbox"', b'"INBOX"')

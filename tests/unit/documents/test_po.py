@@ -473,16 +473,16 @@ def test_the_job_answers_with_the_charset_the_file_was_written_in(tmp_path):
     data = LATIN1.encode("latin-1")
     document = read_document_safely("fr.po", data, "fr")
     state = store.create("fr.po", "en", "fr", len(document.units))
-    state["contentType"] = document.content_type
+    state.content_type = document.content_type
 
     async def engine(payload: Payload, options: RequestOptions) -> TranslationResult:
         return TranslationResult(result=[TranslatedRecord(id=r.id, text="Où est l’œuvre ?") for r in payload.records])
 
     asyncio.run(jobs.run(store, state, document, engine))
-    final = store.load(state["id"])
-    assert final is not None and final["status"] == "done"
-    assert final["contentType"] == "text/x-gettext-translation; charset=utf-8"
-    assert store.result_path(state["id"]).read_bytes().decode("utf-8").count("charset=UTF-8") == 1
+    final = store.load(state.id)
+    assert final is not None and final.status == "done"
+    assert final.content_type == "text/x-gettext-translation; charset=utf-8"
+    assert store.result_path(state.id).read_bytes().decode("utf-8").count("charset=UTF-8") == 1
 
 
 @pytest.mark.processes
