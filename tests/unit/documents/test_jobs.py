@@ -21,7 +21,7 @@ from translator.contract.options import BULK, RequestOptions
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
-from translator.documents.job_state import Progress
+from translator.documents.job_state import JobState, Progress
 from translator.documents.model import ICU_KEPT
 
 pytestmark = pytest.mark.pure
@@ -210,3 +210,34 @@ def test_a_job_that_kept_texts_as_they_were_says_so_and_where(tmp_path):
     assert final.untranslated == {"count": 1, "where": ["line 1: " + ICU_KEPT]}
     assert "1 of the file's texts are not translated" in final.warning
     assert store.result_path(state.id).read_bytes() == catalog.replace(b'"Inbox"', b'"INBOX"')
+
+
+def test_a_state_the_untyped_release_stored_is_read_and_stored_back_the_same():
+    # A job left by a worker of the release before job states were typed resumes after an upgrade.
+    stored = {
+        "id": "ab" * 16,
+        "status": "running",
+        "filename": "a.txt",
+        "fromLang": "auto",
+        "toLang": "fr",
+        "progress": {"done": 3, "total": 10},
+        "resultUrl": f"/documents/{'ab' * 16}/result",
+        "created": 1.5,
+        "pid": 42,
+        "worker": "42@7",
+        "owner": "",
+        "contentType": "text/plain; charset=utf-8",
+        "encoding": "windows-1252",
+        "characters": 120,
+        "deepl": {"key": "digest"},
+    }
+    state = JobState.from_json(stored)
+    assert state.to_json() == stored
+    assert state.public() == {
+        "id": "ab" * 16,
+        "status": "running",
+        "filename": "a.txt",
+        "progress": {"done": 3, "total": 10},
+        "resultUrl": f"/documents/{'ab' * 16}/result",
+        "encoding": "windows-1252",
+    }
