@@ -11,7 +11,6 @@ from translator.api.deepl import (
     TAG_HANDLING,
     NotOffered,
     choice,
-    error_body,
     languages_and_options,
     parse_entries,
     tag_names,
@@ -19,6 +18,7 @@ from translator.api.deepl import (
 from translator.api.deepl_codes import target_codes, to_deepl, to_iso
 from translator.api.deepl_documents import status_body, upload_filename
 from translator.api.deepl_glossaries import DictionaryNotFound, merged, replaced, tsv, v3_info, without
+from translator.api.endpoints import DEEPL
 from translator.api.glossary_store import Dictionary, new_multilingual
 from translator.contract.errors import InvalidRequest, PayloadTooLarge
 from translator.contract.glossary import MAX_ENTRIES
@@ -238,7 +238,7 @@ def test_ignore_tags_comma_separated_or_a_list():
     ids=["a record's text", "the glossary, by its path", "the glossary, by its name"],
 )
 def test_errors_name_deepls_parameters_not_the_native_fields(native, deepls):
-    assert error_body({"error": native}) == {"message": deepls, "error": deepls}
+    assert DEEPL.body({"error": native}) == {"message": deepls, "error": deepls}
 
 
 ENDE = Dictionary("en", "de", {"cat": "Katze", "dog": "Hund"})

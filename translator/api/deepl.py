@@ -26,7 +26,6 @@ body) for clients that send no header, on every route of this API.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -46,12 +45,12 @@ from translator.api.deepl_params import (
     texts_of,
 )
 from translator.api.deepl_params import parse_entries as parse_entries  # re-exported: tests parse entries
-from translator.api.disconnect import CallerGone
+from translator.api.endpoints import DEEPL as DEEPL_ERRORS
+from translator.api.endpoints import endpoint
 from translator.api.libretranslate import EdgeRequest, language_name
 from translator.api.params import FORM_TYPES, read_params
 from translator.api.request_options import options_of
 from translator.contract.errors import (
-    ClientClosed,
     InvalidRequest,
     TranslationError,
     validation_message,
@@ -81,29 +80,13 @@ def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
         queued=path in TRANSLATE_PATHS or path == DEEPLX_PATH,
         media_types=FORM_TYPES,
         keys=DEEPL_KEYS,
-        shape=error_body,
+        shape=DEEPL_ERRORS.body,
     )
 
 
-def error_body(body: dict[str, Any]) -> dict[str, Any]:
-    """DeepL's error shape, `{"message": ...}`, with "error" too: the edge middleware passes an
-    error body on as it is when it has one (translator/api/json_errors.py), and shapes its own
-    refusals (413, 429) with this."""
-    message = str(body.get("error", ""))
-    for native, own in _FIELD_NAMES:
-        message = re.sub(native, own, message)
-    return {"message": message, "error": message}
-
-
-# The native API's fields as DeepL's parameters, in errors: `payload.records.3.text` is `text.3`.
-_FIELD_NAMES = ((r"payload\.records(\.\d+)?(\.text)?", r"text\1"), (r"(?:payload\.)?\bglossaryId\b", "glossary_id"))
-
-
 def error_response(exc: TranslationError) -> Any:
-    from starlette.responses import JSONResponse
-
-    status = 400 if exc.status in (422, 500) else 403 if exc.status == 401 else exc.status
-    return JSONResponse(error_body(exc.body()), status_code=status, headers=exc.headers())
+    """The error in DeepL's shape (translator/api/endpoints.py)."""
+    return DEEPL_ERRORS.response(exc)
 
 
 async def translate(request: Any, handler: Any) -> dict[str, Any]:
@@ -180,19 +163,7 @@ Work = Callable[[Any, Any], Any]
 def answering(get_service: Callable[[], Any], work: Work, status: int = 200) -> Any:
     """An endpoint of this API: `work(request, handler)` answered as JSON (or the Response it makes),
     its errors in DeepL's shape. Its key was checked by the edge (translator/api/access.py)."""
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
-
-    async def endpoint(request: Request) -> Response:
-        try:
-            answer = await work(request, get_service().handler)
-            return answer if isinstance(answer, Response) else JSONResponse(answer, status_code=status)
-        except TranslationError as exc:
-            return error_response(exc)
-        except CallerGone:
-            return error_response(ClientClosed("the client closed the connection"))
-
-    return endpoint
+    return endpoint(DEEPL_ERRORS, lambda request: work(request, get_service().handler), status)
 
 
 def routes(get_service: Callable[[], Any]) -> list[Any]:

@@ -14,16 +14,14 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from translator.api import access
-from translator.api.disconnect import CallerGone
+from translator.api.endpoints import CORS, NATIVE, endpoint
+from translator.api.endpoints import LIBRETRANSLATE as LIBRETRANSLATE_ERRORS
 from translator.api.glossaries import stored_terms
-from translator.api.libretranslate import CORS, PREFIX, Service, error_response, normalize_code
+from translator.api.libretranslate import PREFIX, Service, normalize_code
 from translator.contract import limits
 from translator.contract.errors import (
-    ClientClosed,
     InvalidRequest,
-    TranslationError,
     UnsupportedLanguage,
-    http_response,
 )
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
@@ -137,26 +135,21 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
     # The settings' `documents` section: folder, limits, keep time (read once per worker).
     store = jobs.JobStore(load_settings().documents)
 
-    async def create(request: Request) -> Response:
+    async def create(request: Request) -> dict[str, Any]:
         service = get_service()
-        try:
-            fields, upload = await read_upload(request)
-            if upload.size == 0:
-                # Nothing to translate: said at once, where a job would finish with an empty result.
-                # LibreTranslate's translate_file takes such a file (and so does ours, below).
-                name = repr(upload.filename[:200]) if upload.filename else "the file"
-                raise InvalidRequest(f"file: {name} is empty (0 bytes); there is nothing to translate", field="file")
-            languages = service.handler.languages
-            source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
-            target = _language(fields.get("toLang"), "toLang", languages, auto=False)
-            key = access.offered(request.scope)
-            glossary = _glossary(fields, "glossaryId")
-            state = await start_job(
-                store, upload, source, target, service, key, glossary, encoding=fields.get("encoding")
-            )
-        except TranslationError as exc:
-            return http_response(exc)
-        return JSONResponse(jobs.public(state), status_code=202)
+        fields, upload = await read_upload(request)
+        if upload.size == 0:
+            # Nothing to translate: said at once, where a job would finish with an empty result.
+            # LibreTranslate's translate_file takes such a file (and so does ours, below).
+            name = repr(upload.filename[:200]) if upload.filename else "the file"
+            raise InvalidRequest(f"file: {name} is empty (0 bytes); there is nothing to translate", field="file")
+        languages = service.handler.languages
+        source = _language(fields.get("fromLang", AUTO), "fromLang", languages, auto=True)
+        target = _language(fields.get("toLang"), "toLang", languages, auto=False)
+        key = access.offered(request.scope)
+        glossary = _glossary(fields, "glossaryId")
+        state = await start_job(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
+        return jobs.public(state)
 
     def _found(request: Request) -> JobState | None:
         state = resumed(store, request.path_params["job"], get_service())
@@ -187,47 +180,45 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
             return JSONResponse(body, status_code=409)
         return _file(state)
 
-    async def translate_file(request: Request) -> Response:
-        if request.method == "OPTIONS":
-            return Response(status_code=204, headers=CORS)
+    async def translate_file(request: Request) -> dict[str, Any]:
         service = get_service()
         try:
-            try:
-                fields, upload = await read_upload(request)
-            except InvalidRequest as exc:
-                raise InvalidRequest(exc.message.replace("file: required", "Invalid request: missing file")) from exc
-            languages = service.handler.languages
-            source = _language(fields.get("source"), "source", languages, auto=True)
-            target = _language(fields.get("target"), "target", languages, auto=False)
-            key = access.offered(request.scope)
-            glossary = _glossary(fields, "glossary_id")
-            state = await start_job(
-                store, upload, source, target, service, key, glossary, encoding=fields.get("encoding")
-            )
-            await _wait(state.id, request)
-            final = store.load(state.id) or state
-            if final.status != "done":
-                raise InvalidRequest(f"the file could not be translated: {final.error or final.status}")
-        except TranslationError as exc:
-            return error_response(exc)
-        except CallerGone:
-            return error_response(ClientClosed("the client closed the connection"))
+            fields, upload = await read_upload(request)
+        except InvalidRequest as exc:
+            raise InvalidRequest(exc.message.replace("file: required", "Invalid request: missing file")) from exc
+        languages = service.handler.languages
+        source = _language(fields.get("source"), "source", languages, auto=True)
+        target = _language(fields.get("target"), "target", languages, auto=False)
+        key = access.offered(request.scope)
+        glossary = _glossary(fields, "glossary_id")
+        state = await start_job(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
+        await _wait(state.id, request)
+        final = store.load(state.id) or state
+        if final.status != "done":
+            raise InvalidRequest(f"the file could not be translated: {final.error or final.status}")
         url = f"{str(request.base_url).rstrip('/')}{DOWNLOAD_PATH}/{state.id}.{state.filename}"
-        return JSONResponse({"translatedFileUrl": url}, headers=CORS)
+        return {"translatedFileUrl": url}
 
     async def download(request: Request) -> Response:
         job_id, _, _ = request.path_params["name"].partition(".")
         state = store.load(job_id)
         if state is None or state.status != "done" or state.deepl is not None:
-            return error_response(InvalidRequest("Invalid filename"))
+            raise InvalidRequest("Invalid filename")
         return _file(state)
 
+    translating_file = endpoint(LIBRETRANSLATE_ERRORS, translate_file)
+
+    async def preflighted(request: Request) -> Response:
+        if request.method == "OPTIONS":  # a browser's preflight
+            return Response(status_code=204, headers=CORS)
+        return await translating_file(request)
+
     return [
-        Route(DOCUMENTS_PATH, create, methods=["POST"]),
+        Route(DOCUMENTS_PATH, endpoint(NATIVE, create, status=202), methods=["POST"]),
         Route(DOCUMENTS_PATH + "/{job}", status, methods=["GET"]),
         Route(DOCUMENTS_PATH + "/{job}/result", result, methods=["GET"]),
-        Route(TRANSLATE_FILE_PATH, translate_file, methods=["POST", "OPTIONS"]),
-        Route(DOWNLOAD_PATH + "/{name:path}", download, methods=["GET"]),
+        Route(TRANSLATE_FILE_PATH, preflighted, methods=["POST", "OPTIONS"]),
+        Route(DOWNLOAD_PATH + "/{name:path}", endpoint(LIBRETRANSLATE_ERRORS, download), methods=["GET"]),
     ]
 
 

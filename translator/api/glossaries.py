@@ -188,24 +188,17 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    from translator.contract.errors import http_response
+    from translator.api.endpoints import NATIVE, endpoint
 
     def guarded(work: Callable[[Request, Any], Any]) -> Callable[[Request], Any]:
         """Its errors as the native API's; its key was checked by the edge (translator/api/access.py)."""
-
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await work(request, get_service().handler)
-            except TranslationError as exc:
-                return http_response(exc)
-
-        return endpoint
+        return endpoint(NATIVE, lambda request: work(request, get_service().handler))
 
     async def create(request: Request, handler: Any) -> Response:
         try:
             body = NewGlossary.model_validate_json(await request.body())
         except ValidationError as exc:
-            return http_response(InvalidRequest(validation_message(exc.errors())))
+            raise InvalidRequest(validation_message(exc.errors())) from None
         check_pair(body.source_lang, body.target_lang, handler.languages, canonical=handler.canonical)
         source, target = handler.canonical(body.source_lang), handler.canonical(body.target_lang)
         glossary = new_glossary(body.name, source, target, entries_map(body.entries, "entries"))

@@ -23,13 +23,13 @@ from typing import Any, NamedTuple, Protocol
 from translator.api.access import LIBRETRANSLATE as LIBRETRANSLATE_KEYS
 from translator.api.access import KeyRule
 from translator.api.auth import keys_required
-from translator.api.disconnect import CallerGone
+from translator.api.endpoints import CORS, endpoint
+from translator.api.endpoints import LIBRETRANSLATE as LIBRETRANSLATE_ERRORS
 from translator.api.handler import RequestHandler
 from translator.api.params import FORM_TYPES, read_params
 from translator.api.request_options import deadline_ms_of, options_of, priority_of
 from translator.contract import limits
 from translator.contract.errors import (
-    ClientClosed,
     InvalidRequest,
     PayloadTooLarge,
     TranslationError,
@@ -44,13 +44,6 @@ PREFIX = "/libretranslate"
 TRANSLATE_PATH = f"{PREFIX}/translate"
 # Codes LibreTranslate clients send for languages M2M100 names otherwise: LibreTranslate's own
 # `zt` (traditional Chinese) and `pb` (Brazilian Portuguese), and retired or 3-letter ISO codes.
-# As LibreTranslate answers: browser pages of other origins may call the API (with a key, when
-# keys are on; no cookies are involved).
-CORS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-    "Access-Control-Allow-Headers": "Content-Type, Authorization, Priority, X-Deadline-Ms",
-}
 # How many candidates `POST detect` lists.
 DETECT_CANDIDATES = 3
 # What clients send besides JSON (libretranslatepy, Discourse, Nextcloud).
@@ -114,19 +107,9 @@ def settings_body(languages: Collection[str]) -> dict[str, Any]:
 
 
 def error_response(exc: TranslationError) -> Any:
-    """`{"error": message}` with the error's status and headers (Retry-After), as LibreTranslate
-    clients read them; the native API's field names become this API's."""
-    from starlette.responses import JSONResponse
-
-    message = exc.message
-    for native, own in _FIELD_NAMES:
-        message = message.replace(native, own)
-    return JSONResponse({"error": message}, status_code=exc.status, headers={**exc.headers(), **CORS})
-
-
-# The native API's fields as this API's parameters, in errors (`payload.glossaryId` before
-# `payload.glossary`, which it starts with).
-_FIELD_NAMES = (("payload.records", "q"), ("payload.glossaryId", "glossary_id"), ("payload.glossary", "glossary"))
+    """`{"error": message}` with the error's status and headers (Retry-After) and CORS, as
+    LibreTranslate clients read them (translator/api/endpoints.py)."""
+    return LIBRETRANSLATE_ERRORS.response(exc)
 
 
 def _text_list(params: dict[str, Any], name: str = "q") -> tuple[list[str], bool]:
@@ -279,21 +262,18 @@ async def detect(request: Any, service: Service) -> list[dict[str, Any]]:
 def routes(get_service: Callable[[], Service]) -> list[Any]:
     """Starlette routes of the API under PREFIX; `get_service` gives this worker's service."""
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import Response
     from starlette.routing import Route
 
     def answering(work: Callable[[Request, Service], Any]) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> Response:
+        answer = endpoint(LIBRETRANSLATE_ERRORS, lambda request: work(request, get_service()))
+
+        async def preflighted(request: Request) -> Response:
             if request.method == "OPTIONS":  # a browser's preflight
                 return Response(status_code=204, headers=CORS)
-            try:
-                return JSONResponse(await work(request, get_service()), headers=CORS)
-            except TranslationError as exc:
-                return error_response(exc)
-            except CallerGone:
-                return error_response(ClientClosed("the client closed the connection"))
+            return await answer(request)
 
-        return endpoint
+        return preflighted
 
     async def languages(request: Request, service: Service) -> list[dict[str, Any]]:
         return languages_body(service.handler.listed)
