@@ -106,10 +106,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     from starlette.responses import FileResponse
     from starlette.routing import Route
 
-    from translator.config import load_settings
-
-    # The settings' `documents` section: the folder and bounds `POST /documents` uses.
-    store = jobs.JobStore(load_settings().documents)
+    store = documents.job_store()  # the one `POST /documents` uses
 
     async def upload(request: Request, handler: Any) -> Any:
         fields, file = await documents.read_upload(request)

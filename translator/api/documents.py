@@ -10,6 +10,7 @@ job exists.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -125,15 +126,22 @@ def _launch(job_id: str, work: Any) -> None:
     task.add_done_callback(lambda _: _RUNNING.pop(job_id, None))
 
 
+@functools.cache
+def job_store() -> jobs.JobStore:
+    """This worker's one store of jobs, over the settings' `documents` folder, its limits and keep
+    time: the native and DeepL's document routes share it (two stores over one folder counted the
+    same jobs twice over, each with its own copy of the settings)."""
+    from translator.config import load_settings
+
+    return jobs.JobStore(load_settings().documents)
+
+
 def routes(get_service: Callable[[], Service]) -> list[Any]:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    from translator.config import load_settings
-
-    # The settings' `documents` section: folder, limits, keep time (read once per worker).
-    store = jobs.JobStore(load_settings().documents)
+    store = job_store()
 
     async def create(request: Request) -> dict[str, Any]:
         service = get_service()
