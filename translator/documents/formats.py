@@ -6,7 +6,8 @@ import os
 
 from translator.contract.errors import InvalidRequest, TranslationError
 from translator.documents import json_catalogs, markdown, ooxml, packages, plaintext, po, web, xliff, yaml_catalogs
-from translator.documents.model import BadDocument, Document, Reader, ReadOptions, UnsupportedDocument, named_encoding
+from translator.documents.encoding import named_encoding
+from translator.documents.model import BadDocument, Document, Reader, ReadOptions, UnsupportedDocument
 
 # Every reader takes the file's bytes and the same options (translator/documents/model.py).
 READERS: dict[str, Reader] = {

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from translator.documents import xmltext
+from translator.documents.encoding import decode_text
 from translator.documents.i18n import is_locale
-from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit, decode_text
+from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
 from translator.text import icu
 from translator.text.inline import unit_format
 

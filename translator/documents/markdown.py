@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from translator.documents.encoding import decode_legacy_text
 from translator.documents.markdown_source import (
     LEADING_MARKER,
     Piece,
@@ -38,14 +39,7 @@ from translator.documents.markdown_source import (
     paragraph_anchors,
 )
 from translator.documents.markdown_writer import Writer, outside_emphasis
-from translator.documents.model import (
-    NO_OPTIONS,
-    Document,
-    ReadOptions,
-    Unit,
-    decode_legacy_text,
-    text_document,
-)
+from translator.documents.model import NO_OPTIONS, Document, ReadOptions, Unit, text_document
 from translator.text.html_events import html_events
 from translator.text.segment import has_letters
 

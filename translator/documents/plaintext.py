@@ -21,16 +21,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from translator.documents.model import (
-    NO_OPTIONS,
-    BadDocument,
-    Document,
-    ReadOptions,
-    TextEncoding,
-    Unit,
-    decode_legacy_text,
-    text_document,
-)
+from translator.documents.encoding import TextEncoding, decode_legacy_text
+from translator.documents.model import NO_OPTIONS, BadDocument, Document, ReadOptions, Unit, text_document
 
 # A cue's timing line: timestamps (WebVTT's `00:01.000`, SubRip's `00:00:01,000`), then settings.
 _TIMING = re.compile(r"^\s*\d[\d:.,]*\s*-->\s*\d[\d:.,]*(?:\s|$)")

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import re
 
-from translator.documents.model import ICU_KEPT, NO_OPTIONS, UTF8, Document, ReadOptions, Unit
+from translator.documents.encoding import UTF8
+from translator.documents.model import ICU_KEPT, NO_OPTIONS, Document, ReadOptions, Unit
 from translator.documents.po_charset import declared_charset, decode_lines, encoded_lines, names_utf8, po_content_type
 from translator.documents.po_plurals import plurals_for
 from translator.documents.po_syntax import (

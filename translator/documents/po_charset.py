@@ -12,11 +12,11 @@ from __future__ import annotations
 import codecs
 import re
 
-from translator.documents.model import UTF8, BadDocument, TextEncoding, decode_text, text_codec
+from translator.documents.encoding import UTF8, TextEncoding, decode_text, marked, text_codec
+from translator.documents.model import BadDocument
 
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 _BYTE_LINES = re.compile(rb"[^\n]*\n|[^\n]+")
-_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 # The header entry at the top of the file (comments and blank lines before it), its msgstr's
 # string lines captured; and the charset its Content-Type names. Bytes, read as ASCII: the header
 # is ASCII in every charset gettext takes, and the charset must be known before the rest is read.
@@ -31,7 +31,7 @@ _STATEFUL = ("iso2022", "hz")
 
 def declared_charset(data: bytes) -> tuple[str, int, int] | None:
     """The charset the header's Content-Type names, as written, and where: its line and column."""
-    start = next((len(bom) for bom in _BOMS if data.startswith(bom)), 0)
+    start = len(mark.bom) if (mark := marked(data)) is not None else 0
     header = _HEADER_BYTES.match(data, start)
     if header is None:
         return None
@@ -46,7 +46,7 @@ def decode_lines(data: bytes, charset: str | None) -> tuple[list[str], list[byte
     """The file's lines, its lines' bytes where it is in a legacy charset (written back as they
     were where not edited), and the encoding to write it in (a byte-order mark and its byte order kept)."""
     codec = None
-    if charset is not None and not data.startswith(_BOMS):
+    if charset is not None and marked(data) is None:
         codec = text_codec(charset)
     if codec is None or codec.startswith("utf"):
         # UTF-8, or UTF-16 with its BOM; also where the header names a charset Python does not know

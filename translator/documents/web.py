@@ -9,20 +9,11 @@ translator/documents/markdown.py.)
 
 from __future__ import annotations
 
-import codecs
 import re
 
 from translator.contract import limits
-from translator.documents.model import (
-    NO_OPTIONS,
-    BadDocument,
-    Document,
-    ReadOptions,
-    TextEncoding,
-    Unit,
-    decode_legacy_text,
-    text_codec,
-)
+from translator.documents.encoding import TextEncoding, decode_legacy_text, marked, text_codec
+from translator.documents.model import NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
 from translator.text.markup import BREAK, TEXT, html_tokens
 
 # Well under the per-record limit: a fragment is one record.
@@ -54,8 +45,7 @@ def decode_html(data: bytes, declared: TextEncoding | None = None) -> tuple[str,
     """A page's text and encoding as a browser finds them: a byte-order mark, else the encoding the
     client declared (as a Content-Type's charset is taken before the page's own), else the charset
     its <meta> names, else (nothing said) UTF-8 or the legacy encoding detection finds with confidence."""
-    marked = data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
-    match = None if marked or declared else _META_CHARSET.search(data[:PRESCAN_BYTES])
+    match = None if marked(data) is not None or declared else _META_CHARSET.search(data[:PRESCAN_BYTES])
     if match is not None:
         label = match.group(1).decode("ascii").lower()
         codec = text_codec(label) or ""  # a name no text codec has: as if none were given

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from translator.documents.encoding import marked
 from translator.documents.model import BadDocument
 
 # The markup of a well-formed document, each construct whole (a `>` inside a quoted attribute
@@ -155,9 +156,8 @@ def decode(data: bytes, root: Any) -> tuple[str, str]:
     """The text of an XML file lxml parsed into `root`, and the codec that gives its bytes back:
     a byte order mark is kept in the text (so that it is written back), else the declared encoding
     (lxml's reading of it), else UTF-8."""
-    boms = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
-    codec = next((name for bom, name in boms if data.startswith(bom)), None)
-    codec = codec or root.getroottree().docinfo.encoding or "utf-8"
+    mark = marked(data)
+    codec = mark.codec if mark is not None else root.getroottree().docinfo.encoding or "utf-8"
     try:
         return data.decode(codec), codec
     except LookupError as exc:

@@ -14,8 +14,9 @@ import json
 import re
 from typing import Any
 
+from translator.documents.encoding import decode_text
 from translator.documents.i18n import is_locale
-from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit, decode_text
+from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
 from translator.text import icu
 from translator.text.inline import unit_format
 

@@ -12,9 +12,10 @@ import pytest
 
 from harness import documents
 from translator.contract.errors import InvalidRequest
-from translator.documents import model
+from translator.documents import encoding as encodings
+from translator.documents.encoding import decode_legacy_text, decode_text, named_encoding
 from translator.documents.formats import read_document
-from translator.documents.model import BadDocument, decode_legacy_text, decode_text, named_encoding
+from translator.documents.model import BadDocument
 
 pytestmark = pytest.mark.pure
 
@@ -212,7 +213,7 @@ def test_utf16_without_a_byte_order_mark_is_told_by_its_nul_bytes():
 
 
 def test_utf8_is_taken_as_utf8_before_any_detection(monkeypatch):
-    monkeypatch.setattr(model, "_detect", lambda *_: pytest.fail("detection ran on UTF-8"))
+    monkeypatch.setattr(encodings, "_detect", lambda *_: pytest.fail("detection ran on UTF-8"))
     text, encoding = decode_legacy_text("café crème\n".encode(), "text")
     assert (text, encoding.charset) == ("café crème\n", "utf-8")
 
@@ -267,7 +268,7 @@ def test_detection_reads_a_bounded_sample_around_the_first_byte_utf8_does_not_ex
     text, encoding = decode_legacy_text(source, "text")
     assert encoding.charset == "windows-1252" and text.endswith(FRENCH[2] + "\n")
     [sample] = set(seen)  # one sample, each candidate encoding measured on it
-    assert len(sample) <= model.DETECTION_SAMPLE and "très".encode("cp1252") in sample
+    assert len(sample) <= encodings.DETECTION_SAMPLE and "très".encode("cp1252") in sample
 
 
 def test_other_formats_keep_reading_unicode_only():
