@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from translator.contract.errors import InvalidRequest, TranslationError
-from translator.documents import json_catalogs, markdown, ooxml, packages, plaintext, po, web, xliff, yaml_catalogs
+from translator.documents import html, json_catalogs, markdown, ooxml, packages, plaintext, po, xliff, yaml_catalogs
 from translator.documents.encoding import named_encoding
 from translator.documents.model import BadDocument, Document, Reader, ReadOptions, UnsupportedDocument
 
@@ -14,9 +14,9 @@ READERS: dict[str, Reader] = {
     ".txt": plaintext.read_text,
     ".srt": plaintext.read_srt,
     ".vtt": plaintext.read_vtt,
-    ".html": web.read_html,
-    ".htm": web.read_html,
-    ".xhtml": web.read_xhtml,
+    ".html": html.read_html,
+    ".htm": html.read_html,
+    ".xhtml": html.read_xhtml,
     ".md": markdown.read_markdown,
     ".docx": ooxml.read_docx,
     ".pptx": ooxml.read_pptx,

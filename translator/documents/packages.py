@@ -10,7 +10,7 @@ bytes.
   text runs as Word's (translator/documents/runs.py), a line break in a cell's rich text a `<br>`
   of its unit (it is one in the cell, not white space as in HTML). Formulas and numbers are not
   text and stay; so do phonetic runs (`rPh`).
-- EPUB: its XHTML chapters through the HTML path (translator/documents/web.py), whole: those its
+- EPUB: its XHTML chapters through the HTML path (translator/documents/html.py), whole: those its
   package document's manifest lists as XHTML (whatever their names: `main0.xml`), and any `.xhtml`,
   `.html` or `.htm` member.
 """
@@ -151,8 +151,8 @@ def read_epub(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
             sources[chapter] = archive.read(chapter).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise BadDocument(f"file: chapter {chapter!r} is not UTF-8 ({exc.reason})") from exc
-    # One unit per chapter's text block run, within the per-record limit (web.py's fragments).
-    from translator.documents.web import fragments_of
+    # One unit per chapter's text block run, within the per-record limit (html.py's fragments).
+    from translator.documents.html import fragments_of
 
     pieces = {chapter: fragments_of(source) for chapter, source in sources.items()}
     slots = [(c, i) for c, fragments in pieces.items() for i, f in enumerate(fragments) if _has_text(f)]
