@@ -5,7 +5,19 @@ from __future__ import annotations
 import os
 
 from translator.contract.errors import InvalidRequest, TranslationError
-from translator.documents import html, json_catalogs, markdown, ooxml, packages, plaintext, po, xliff, yaml_catalogs
+from translator.documents import (
+    epub,
+    html,
+    json_catalogs,
+    markdown,
+    odf,
+    ooxml,
+    plaintext,
+    po,
+    xliff,
+    xlsx,
+    yaml_catalogs,
+)
 from translator.documents.encoding import named_encoding
 from translator.documents.model import BadDocument, Document, Reader, ReadOptions, UnsupportedDocument
 
@@ -20,11 +32,11 @@ READERS: dict[str, Reader] = {
     ".md": markdown.read_markdown,
     ".docx": ooxml.read_docx,
     ".pptx": ooxml.read_pptx,
-    ".xlsx": packages.read_xlsx,
-    ".odt": packages.read_odt,
-    ".odp": packages.read_odp,
-    ".ods": packages.read_ods,
-    ".epub": packages.read_epub,
+    ".xlsx": xlsx.read_xlsx,
+    ".odt": odf.read_odt,
+    ".odp": odf.read_odp,
+    ".ods": odf.read_ods,
+    ".epub": epub.read_epub,
     ".json": json_catalogs.read_json,
     ".yaml": yaml_catalogs.read_yaml,
     ".yml": yaml_catalogs.read_yaml,

@@ -3,7 +3,7 @@
 HTML is cut into fragments at block boundaries (translator/text/markup.py's BREAK tokens, which
 no sentence crosses), each a unit of the HTML path within the native API's per-record limit: the
 tokens are lossless, so the fragments rejoined are the file, with only text changed. (EPUB's XHTML
-chapters go through fragments_of too: translator/documents/packages.py. Markdown files:
+chapters go through fragments_of too: translator/documents/epub.py. Markdown files:
 translator/documents/markdown.py.)
 """
 
