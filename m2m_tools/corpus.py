@@ -30,7 +30,7 @@ from typing import Any
 from m2m_tools.documents import DOCUMENT, DOCUMENT_SUFFIXES, DocumentError, DocumentUnit
 from m2m_tools.jobs.checkpoint import ChunkLog, Done, atomic_writer, permissions
 from m2m_tools.jobs.job import Entry, Invalid, Item
-from translator.documents.plaintext import split_line_end
+from translator.documents.text import split_line_end
 
 JSONL = "jsonl"
 TEXT = "text"

@@ -12,8 +12,9 @@ from translator.documents import (
     markdown,
     odf,
     ooxml,
-    plaintext,
     po,
+    subtitles,
+    text,
     xliff,
     xlsx,
     yaml_catalogs,
@@ -23,9 +24,9 @@ from translator.documents.model import BadDocument, Document, Reader, ReadOption
 
 # Every reader takes the file's bytes and the same options (translator/documents/model.py).
 READERS: dict[str, Reader] = {
-    ".txt": plaintext.read_text,
-    ".srt": plaintext.read_srt,
-    ".vtt": plaintext.read_vtt,
+    ".txt": text.read_text,
+    ".srt": subtitles.read_srt,
+    ".vtt": subtitles.read_vtt,
     ".html": html.read_html,
     ".htm": html.read_html,
     ".xhtml": html.read_xhtml,

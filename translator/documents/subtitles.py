@@ -1,8 +1,8 @@
-"""Text formats read line by line: plain text and subtitles (SubRip .srt, WebVTT .vtt).
+"""Subtitles (SubRip .srt, WebVTT .vtt), read line by line (plain text: text.py).
 
 Only the text changes: line endings, a byte-order mark, blank lines, cue identifiers, timings, cue
 settings and WebVTT's header, NOTE, STYLE and REGION blocks come back byte for byte, in the file's
-own encoding (translator/documents/model.py's `decode_legacy_text`). The formats are parsed here
+own encoding (translator/documents/encoding.py's `decode_legacy_text`). The formats are parsed here
 rather than by pysubs2, which re-serializes what it reads (timings rounded to its centiseconds,
 numbering redone).
 
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from translator.documents.encoding import TextEncoding, decode_legacy_text
 from translator.documents.model import NO_OPTIONS, BadDocument, Document, ReadOptions, Unit, text_document
+from translator.documents.text import LINE_BREAK, lines_of
 
 # A cue's timing line: timestamps (WebVTT's `00:01.000`, SubRip's `00:00:01,000`), then settings.
 _TIMING = re.compile(r"^\s*\d[\d:.,]*\s*-->\s*\d[\d:.,]*(?:\s|$)")
-_LINE_BREAK = re.compile(r"(\r\n|\r|\n)")
 _DIGITS = re.compile(r"\s*[0-9]+\s*")
 # WebVTT's cue text tokenizer: every `<` starts a tag, up to the next `>` (or the text's end).
 _VTT_TAG = re.compile(r"<[^>]*>?")
@@ -37,38 +37,6 @@ _VTT_ELEMENTS = frozenset({"c", "i", "b", "u", "ruby", "rt", "v", "lang"})
 _SRT_TAG = re.compile(r"</?[A-Za-z][^<>]*>|\{\\[^{}]*\}")
 _TAG_NAME = re.compile(r"</?([^\s.>/]*)")
 _PLACEHOLDER = re.compile(r'<span data-cue="(\d+)">|</span>|<wbr data-cue="(\d+)">')
-
-
-def split_line_end(line: str) -> tuple[str, str]:
-    """A line's content and its line ending (``\\r\\n``, ``\\n``, or none on a last line): a writer
-    that puts the ending back after the translation keeps a Windows-edited file CRLF. Shared with
-    `m2m-translate`'s line corpora (m2m_tools/corpus.py)."""
-    body = line.rstrip("\r\n")
-    return body, line[len(body) :]
-
-
-def _lines(text: str) -> list[tuple[str, str]]:
-    """(content, line ending) of each line, the last one's ending possibly empty. Lines end at CR,
-    LF or CRLF only, as in WebVTT and SubRip: not at str.splitlines's others (a form feed,
-    U+2028), which a line's text may hold."""
-    parts = _LINE_BREAK.split(text)  # content, ending, content, ..., content (linear: no backtracking)
-    lines = list(zip(parts[::2], parts[1::2], strict=False))
-    return [*lines, (parts[-1], "")] if parts[-1] else lines
-
-
-def read_text(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
-    """Each line with text is a unit: wrapped paragraphs stay wrapped where they were."""
-    text, encoding = decode_legacy_text(data, "text", options.encoding)
-    lines = _lines(text)
-    slots = [i for i, (body, _) in enumerate(lines) if body.strip()]
-
-    def render(translations: list[str]) -> str:
-        out = [list(line) for line in lines]
-        for index, translation in zip(slots, translations, strict=True):
-            out[index][0] = translation
-        return "".join(body + end for body, end in out)
-
-    return text_document([Unit(lines[i][0]) for i in slots], render, "text/plain", encoding)
 
 
 def _vtt_cues(lines: list[tuple[str, str]]) -> list[list[int]]:
@@ -214,7 +182,7 @@ def read_subtitles(data: bytes, webvtt: bool, encoding: TextEncoding | None = No
     line) are one unit, so that a sentence wrapped over two lines is translated whole; its line
     breaks come back where the translation keeps them."""
     text, encoding = decode_legacy_text(data, "subtitle", encoding)
-    lines = _lines(text)
+    lines = lines_of(text)
     cues = _vtt_cues(lines) if webvtt else _srt_cues(lines)
     texts = [] if cues else [body.strip() for body, _ in lines if body.strip()]
     if texts and not (webvtt and texts[0].startswith("WEBVTT")):
@@ -246,7 +214,7 @@ def read_subtitles(data: bytes, webvtt: bool, encoding: TextEncoding | None = No
             elif webvtt:
                 translation = _vtt_text(translation)
             # A line without text would end the cue: it is left out.
-            parts = [part for part in _LINE_BREAK.split(translation)[::2] if part.strip()]
+            parts = [part for part in LINE_BREAK.split(translation)[::2] if part.strip()]
             # As many lines as the cue had, when the translation has fewer or more breaks: the
             # extra text goes on the last line, a line left without text is dropped.
             if len(parts) > len(cue):
