@@ -169,17 +169,6 @@ def _deeplx(codes: Codes) -> Schema:
     )
 
 
-def _deepl_v2_glossary(codes: Codes) -> Schema:
-    return _object(
-        ["name", "source_lang", "target_lang", "entries", "entries_format"],
-        name=_string(minLength=1),
-        source_lang=_string(enum=codes.deepl_sources),
-        target_lang=_string(enum=codes.deepl_sources),
-        entries=_string(minLength=3),
-        entries_format=_string(enum=["tsv", "csv"]),
-    )
-
-
 def _dictionary(codes: Codes) -> Schema:
     return _object(
         ["source_lang", "target_lang", "entries", "entries_format"],
@@ -188,6 +177,12 @@ def _dictionary(codes: Codes) -> Schema:
         entries=_string(minLength=3),
         entries_format=_string(enum=["tsv", "csv"]),
     )
+
+
+def _deepl_v2_glossary(codes: Codes) -> Schema:
+    """A v2 glossary is one dictionary with a name."""
+    dictionary = _dictionary(codes)
+    return _object(["name", *dictionary["required"]], name=_string(minLength=1), **dictionary["properties"])
 
 
 def _deepl_v3_glossary(codes: Codes) -> Schema:
