@@ -248,14 +248,12 @@ def read_json(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     # (value, form) of each piece: a form with no text (an empty one of "|x") stays as it is; an
     # ICU message is several pieces (its texts), put back together by its join.
     slots = [(index, at) for index, held in enumerate(forms) for at, form in enumerate(held) if form.strip()]
-    pieces = [icu.pieces(forms[index][at]) for index, at in slots]
+    texts, fold = icu.expand([forms[index][at] for index, at in slots])
 
     def write(unit_translations: list[str]) -> bytes:
         translated = [list(held) for held in forms]
-        done = iter(unit_translations)
         document.kept.clear()
-        for (index, at), (texts, join) in zip(slots, pieces, strict=True):
-            translation = join([next(done) for _ in texts])
+        for (index, at), translation in zip(slots, fold(unit_translations), strict=True):
             if translation is None:  # an ICU message whose arguments did not come back: as it was
                 document.keep(f"line {text.count(chr(10), 0, values[index][0]) + 1}", ICU_KEPT)
                 continue
@@ -279,8 +277,7 @@ def read_json(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         return encoding.bom + xmltext.splice(text, sorted(edits)).encode(encoding.codec)
 
     plural_keys = _plural_keys(text, options.target)
-    texts = [piece for held, _ in pieces for piece in held]
-    document = Document([Unit(text, unit_format(text)) for text in texts], write, "application/json")
+    document = Document([Unit(piece, unit_format(piece)) for piece in texts], write, "application/json")
     return document
 
 

@@ -57,11 +57,10 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     for root in roots:
         walk(root, False, None, None)
     nodes = sorted(scalars.values(), key=lambda found: found[0].start_mark.index)
-    pieces = [icu.pieces(node.value) for node, _ in nodes]
+    texts, fold = icu.expand([node.value for node, _ in nodes])
 
     def write(unit_translations: list[str]) -> bytes:
         out, last = [], 0
-        done = iter(unit_translations)
         document.kept.clear()
         if locale_key is not None:  # before every value: it opens the file
             key_start, key_end = locale_key.start_mark.index, locale_key.end_mark.index
@@ -69,9 +68,8 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
                 [text[:key_start], _yaml_scalar(options.target, locale_key.style, text[key_start:key_end], False)],
                 key_end,
             )
-        for (node, flow), (texts, join) in zip(nodes, pieces, strict=True):
+        for (node, flow), translation in zip(nodes, fold(unit_translations), strict=True):
             # An ICU message whose arguments did not come back: as it was.
-            translation = join([next(done) for _ in texts])
             if translation is None:
                 document.keep(f"line {node.start_mark.line + 1}", ICU_KEPT)
                 translation = node.value
@@ -88,8 +86,7 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         return encoding.bom + "".join(out).encode(encoding.codec)
 
     locale_key = _rails_locale_key(roots, options.target)
-    texts = [piece for held, _ in pieces for piece in held]
-    document = Document([Unit(text, unit_format(text)) for text in texts], write, "application/yaml")
+    document = Document([Unit(piece, unit_format(piece)) for piece in texts], write, "application/yaml")
     return document
 
 
