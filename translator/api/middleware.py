@@ -119,6 +119,8 @@ class EdgeMiddleware:
         self.app = app
         # `/docs.json` completed and `/` our own page (translator/api/openapi.py); None: BentoML's.
         self.docs = docs
+        self._docs_json: bytes | None = None
+        self._docs_page: bytes | None = None
         # The routes the key is asked at (None: every path not declared public).
         self.routes = routes
         self.send_timeout_s = send_timeout_s
@@ -238,20 +240,27 @@ class EdgeMiddleware:
         """`/`: the documentation page; `/docs.json`: BentoML's document of its routes, completed."""
         from translator.ui.routes import DOCS_HEADERS, asset
 
+        # Made once a worker: its routes, its model's codes and whether keys are on do not change.
+        status = 200
         if scope["path"] == "/":
-            body, status = asset("docs.html"), 200
+            if self._docs_page is None:
+                self._docs_page = asset("docs.html")
+            body = self._docs_page
             headers = [(b"content-type", b"text/html; charset=utf-8"), *header_pairs(DOCS_HEADERS)]
         else:
-            answer: list[Message] = []
+            if self._docs_json is None:
+                answer: list[Message] = []
 
-            async def keep(message: Message) -> None:
-                answer.append(message)
+                async def keep(message: Message) -> None:
+                    answer.append(message)
 
-            await self.app(scope, receive, keep)
-            status = answer[0]["status"]
-            body = b"".join(m.get("body", b"") for m in answer[1:])
-            if status == 200:
-                body = openapi.completed(body, docs)
+                await self.app(scope, receive, keep)
+                status = answer[0]["status"]
+                body = b"".join(m.get("body", b"") for m in answer[1:])
+                if status == 200:
+                    self._docs_json = openapi.completed(body, docs)
+            if self._docs_json is not None:
+                body = self._docs_json
             headers = [(b"content-type", b"application/json")]
         headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
