@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from translator.api.auth import ApiKeys, bearer_token
+from translator.api import access
+from translator.api.auth import ApiKeys
 from translator.api.middleware import EdgeMiddleware
 from translator.config import Auth, ConfigError, load_settings
 from translator.shm.in_flight import SharedInFlight
@@ -65,7 +66,7 @@ def test_the_setting_is_read_from_the_file_and_validated(tmp_path: Path) -> None
 )
 def test_a_missing_key_is_401_and_a_wrong_one_403(header, status) -> None:
     headers = [] if header is None else [(b"authorization", header)]
-    refusal = ApiKeys([KEY, OTHER]).refusal(headers)
+    refusal = access.refusal(ApiKeys([KEY, OTHER]), None, access.NATIVE, access.NATIVE.header_key(headers))
     assert refusal is not None and refusal.status == status
     assert KEY not in json.dumps(refusal.body())
     if status == 401:
@@ -74,8 +75,9 @@ def test_a_missing_key_is_401_and_a_wrong_one_403(header, status) -> None:
 
 @pytest.mark.parametrize("key", [KEY, OTHER])
 def test_every_accepted_key_passes_whatever_the_scheme_case(key) -> None:
-    assert ApiKeys([KEY, OTHER]).refusal([(b"Authorization", b"bearer " + key.encode())]) is None
-    assert bearer_token([(b"authorization", b"Bearer  " + key.encode() + b" ")]) == key.encode()
+    offered = access.NATIVE.header_key([(b"Authorization", b"bearer " + key.encode())])
+    assert access.refusal(ApiKeys([KEY, OTHER]), None, access.NATIVE, offered) is None
+    assert access.NATIVE.header_key([(b"authorization", b"Bearer  " + key.encode() + b" ")]) == key.encode()
 
 
 async def echo_app(scope, receive, send):

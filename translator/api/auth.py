@@ -18,7 +18,6 @@ import logging
 from collections.abc import Iterable
 
 from translator.config import ConfigError, load_settings
-from translator.contract.errors import Forbidden, TranslationError, Unauthorized
 from translator.contract.protocol import NEVER_READY
 
 logger = logging.getLogger(__name__)
@@ -30,15 +29,6 @@ class ApiKeys:
         if not self._digests:
             raise ValueError("at least one key")
 
-    def refusal(self, headers: Iterable[tuple[bytes, bytes]]) -> TranslationError | None:
-        """None if the request's headers carry an accepted key, else the error to answer."""
-        offered = bearer_token(headers)
-        if offered is None:
-            return Unauthorized("an API key is required: send the header 'Authorization: Bearer <key>'")
-        if not self.accepts(offered):
-            return Forbidden("the API key is not accepted")
-        return None
-
     def accepts(self, offered: bytes) -> bool:
         # Digests of equal length, so that not even the key's length shows in the time taken;
         # every key compared, whatever matched: no early exit to time either.
@@ -47,16 +37,6 @@ class ApiKeys:
         for key in self._digests:
             accepted |= hmac.compare_digest(digest, key)
         return accepted
-
-
-def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
-    """The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), if any."""
-    for name, value in headers:
-        if name.lower() == b"authorization":
-            scheme, _, token = value.strip().partition(b" ")
-            if scheme.lower() == b"bearer" and token.strip():
-                return token.strip()
-    return None
 
 
 @functools.cache

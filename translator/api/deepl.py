@@ -52,7 +52,6 @@ from translator.api.params import FORM_TYPES, read_params
 from translator.api.request_options import options_of
 from translator.contract.errors import (
     InvalidRequest,
-    TranslationError,
     validation_message,
 )
 from translator.contract.schemas import Payload, Record
@@ -82,11 +81,6 @@ def edge_request(scope: dict[str, Any]) -> EdgeRequest | None:
         keys=DEEPL_KEYS,
         shape=DEEPL_ERRORS.body,
     )
-
-
-def error_response(exc: TranslationError) -> Any:
-    """The error in DeepL's shape (translator/api/endpoints.py)."""
-    return DEEPL_ERRORS.response(exc)
 
 
 async def translate(request: Any, handler: Any) -> dict[str, Any]:

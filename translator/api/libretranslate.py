@@ -32,7 +32,6 @@ from translator.contract import limits
 from translator.contract.errors import (
     InvalidRequest,
     PayloadTooLarge,
-    TranslationError,
     Unavailable,
 )
 from translator.contract.language_codes import resolve
@@ -104,12 +103,6 @@ def settings_body(languages: Collection[str]) -> dict[str, Any]:
             "target": {"code": target, "name": language_name(target)},
         },
     }
-
-
-def error_response(exc: TranslationError) -> Any:
-    """`{"error": message}` with the error's status and headers (Retry-After) and CORS, as
-    LibreTranslate clients read them (translator/api/endpoints.py)."""
-    return LIBRETRANSLATE_ERRORS.response(exc)
 
 
 def _text_list(params: dict[str, Any], name: str = "q") -> tuple[list[str], bool]:
