@@ -98,10 +98,13 @@ def test_a_deadline_that_cannot_be_met_is_refused_by_the_engine_at_once_with_ret
         background = pool.submit(post, server, request_for("en", "fr", records), headers={"Priority": "u=7"})
         # Counted in a thread before it is queued, the bulk request takes a while to be ahead of
         # the probe: sent earlier, the probe would find the engine idle and be admitted alone.
+        # Until the forecast holds three of the probe's shortest deadline: taken as soon as it was
+        # above 0, while the bulk request was still arriving, it was once 0.76 s, the probe's
+        # deadline the 0.40 s floor rather than a third of the queue, and the probe was admitted.
         wait_for(
-            lambda: metric_value(server, "translation_predicted_wait_seconds") > 0,
+            lambda: metric_value(server, "translation_predicted_wait_seconds") >= 3 * PROBE_DEADLINE_MIN_MS / 1000,
             60,
-            "the bulk request in the engine's queue, forecast",
+            "the bulk request in the engine's queue, forecast past three probe deadlines",
         )
         forecast_s = metric_value(server, "translation_predicted_wait_seconds")
         # A third of the queue's forecast: the queue still holds two thirds of its work when the
