@@ -27,6 +27,9 @@ FORBIDDEN = {
     "documents": ("translator.api", "translator.engine"),
     # The page for people (#34): served by the API workers beside the API it calls.
     "ui": ("translator.engine",),
+    # Translation memories (#51): matched in the API workers before the engine, imported by the API's
+    # routes and the document jobs; they call neither.
+    "memory": ("translator.api", "translator.engine"),
 }
 
 
@@ -168,3 +171,41 @@ def test_no_import_cycle_and_no_other_modules_private_name() -> None:
     # A module importing its own package's __init__ which imports it back is a cycle too.
     cycles = sorted(f"{a} <-> {b}" for a in edges for b in edges[a] if a < b and reaches(b, a))
     assert cycles == []
+
+
+# The names an upload's parts have in the APIs' forms: translator/api/documents.py puts them on a
+# reader's refusal, in one place for every route (#49: 47 messages in documents/ began `file: `).
+FORM_FIELDS = ("file: ", "encoding: ")
+
+
+def form_field_names(path: Path) -> list[str]:
+    """The places in `path` that name an upload's form field: a message (plain or f-string) that
+    starts with one, or a `field=` argument."""
+    found, seen = [], set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        first = node.values[0] if isinstance(node, ast.JoinedStr) and node.values else node
+        if id(first) in seen:  # an f-string's first part, found with the f-string
+            continue
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith(FORM_FIELDS):
+            seen.add(id(first))
+            found.append(f"{path.name}:{node.lineno} {first.value[:30]!r}")
+        elif isinstance(node, ast.keyword) and node.arg == "field":
+            found.append(f"{path.name}:{node.lineno} field=")
+    return found
+
+
+def test_the_documents_room_names_no_form_field() -> None:
+    found = [place for path in sorted((PACKAGE / "documents").rglob("*.py")) for place in form_field_names(path)]
+    assert found == []
+
+
+def test_the_form_field_rule_sees_messages_and_fields(tmp_path: Path) -> None:
+    source = tmp_path / "example.py"
+    source.write_text(
+        'raise BadDocument("file: not a zip")\n'
+        'raise BadDocument(f"encoding: {name!r} is unknown")\n'
+        'raise InvalidRequest("bad", field="file")\n'
+        'message = "a file: fine"\n',
+        encoding="utf-8",
+    )
+    assert [place.split(" ")[1] for place in form_field_names(source)] == ["'file:", "'encoding:", "field="]

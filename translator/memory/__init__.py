@@ -1,0 +1,1 @@
+"""Translation memories (#51): what people already translated, matched before the engine."""
