@@ -70,7 +70,7 @@ class DocumentUnit:
             # The target language: XLIFF writes it into the file.
             return read_document_safely(self.path.name, data, self.target or "")
         except TranslationError as exc:
-            raise DocumentError(f"{self.path}: {exc.message.removeprefix('file: ')}") from exc
+            raise DocumentError(f"{self.path}: {exc.message}") from exc
 
     def entries(self) -> Iterator[Entry]:
         for text, fmt in self._texts:

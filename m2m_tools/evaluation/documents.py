@@ -54,7 +54,7 @@ def _units(file: Path, error: type[ValueError]) -> list[str]:
     try:
         document = read_document_safely(file.name, file.read_bytes())
     except TranslationError as exc:
-        raise error(f"{file}: {exc.message.removeprefix('file: ')}") from exc
+        raise error(f"{file}: {exc.message}") from exc
     except OSError as exc:
         raise error(f"cannot read {file}: {exc.strerror or exc}") from exc
     return [html.unescape(_TAG.sub("", unit.text)) if unit.fmt == "html" else unit.text for unit in document.units]

@@ -22,12 +22,13 @@ from translator.api.libretranslate import PREFIX, Service, normalize_code
 from translator.contract import limits
 from translator.contract.errors import (
     InvalidRequest,
+    TranslationError,
     UnsupportedLanguage,
 )
 from translator.documents import jobs
 from translator.documents.formats import read_document_safely
 from translator.documents.job_state import JobState
-from translator.documents.model import Document
+from translator.documents.model import BadDocument, Document, Part, TooLarge, UnsupportedDocument
 from translator.text.langdetect import AUTO
 
 DOCUMENTS_PATH = "/documents"
@@ -54,6 +55,36 @@ async def read_upload(request: Any) -> tuple[dict[str, str], Any]:
     if upload is None or isinstance(upload, str):
         raise InvalidRequest("file: required, as a file part of a multipart/form-data body", field="file")
     return fields, upload
+
+
+# The form field each part of an upload is sent in, by every route that takes a document (the
+# native, LibreTranslate's and DeepL's): what a reader's refusal is about, named as the client sent it.
+FIELDS = {Part.CONTENT: "file", Part.ENCODING: "encoding"}
+
+
+def upload_refusal(exc: BadDocument | UnsupportedDocument | TooLarge) -> TranslationError:
+    """A reader's refusal as the upload's field it is about: its message after `file: ` or
+    `encoding: `, and `field` in the detail where the native API has always given it (a format
+    not taken, an encoding named), not for a file that cannot be read, nor beside a `limit`."""
+    field = FIELDS[exc.part]
+    if isinstance(exc, TooLarge):
+        return TooLarge(f"{field}: {exc.what}", exc.limit, exc.got)
+    if isinstance(exc, UnsupportedDocument):
+        return UnsupportedDocument(f"{field}: {exc.message}", field=field)
+    if exc.part is Part.ENCODING:
+        return BadDocument(f"{field}: {exc.message}", exc.part, field=field)
+    return BadDocument(f"{field}: {exc.message}", exc.part)
+
+
+def read_file(filename: str, data: bytes, target: str = "", encoding: str | None = None) -> Document:
+    """An uploaded file's document, within the bounds of a job, or its refusal named as the upload's
+    field (`upload_refusal`): what every route that reads a document calls, a resumed job too."""
+    try:
+        document = read_document_safely(filename, data, target, encoding)
+        jobs.check_size(document)
+    except (BadDocument, UnsupportedDocument, TooLarge) as exc:
+        raise upload_refusal(exc) from exc
+    return document
 
 
 def _language(value: str | None, name: str, supported: Collection[str], auto: bool) -> str:
@@ -94,8 +125,7 @@ async def start_job(
     filename = upload.filename or "document"
     data = await upload.read()
     encoding = encoding or None
-    document: Document = await asyncio.to_thread(read_document_safely, filename, data, target, encoding)
-    jobs.check_size(document)
+    document = await asyncio.to_thread(read_file, filename, data, target, encoding)
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state.content_type = document.content_type
     state.encoding = encoding  # read the same way again by a worker that resumes the job
@@ -114,7 +144,7 @@ def resumed(store: jobs.JobStore, job_id: str, service: Service) -> JobState | N
     """A job's state; one whose worker restarted is resumed by this worker, where it stopped."""
     state = store.load(job_id)
     if state is not None and state.orphaned:
-        state, work = jobs.adopt(store, state, read_document_safely, service.handler.translate)
+        state, work = jobs.adopt(store, state, read_file, service.handler.translate)
         if work is not None:
             _launch(state.id, work)
     return state

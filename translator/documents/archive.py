@@ -15,7 +15,7 @@ import copy
 import io
 import zipfile
 
-from translator.documents.model import MAX_UNCOMPRESSED_BYTES, MAX_ZIP_ENTRIES, BadDocument, too_large
+from translator.documents.model import MAX_UNCOMPRESSED_BYTES, MAX_ZIP_ENTRIES, BadDocument, TooLarge
 
 # Office's encrypted files are OLE compound files, not zips (as are legacy .doc/.xls/.ppt).
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -30,23 +30,21 @@ class Archive:
     def __init__(self, data: bytes, kind: str) -> None:
         if data.startswith(_OLE_MAGIC):
             raise BadDocument(
-                f"file: this {kind} file is encrypted (password-protected) or in the legacy binary format; "
+                f"this {kind} file is encrypted (password-protected) or in the legacy binary format; "
                 "save it unencrypted in the current format"
             )
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
             infos = self.zip.infolist()
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-            raise BadDocument(
-                f"file: a {kind} file must be a zip archive, and this one cannot be read ({exc})"
-            ) from exc
+            raise BadDocument(f"a {kind} file must be a zip archive, and this one cannot be read ({exc})") from exc
         if len(infos) > MAX_ZIP_ENTRIES:
-            raise too_large("zip entries", MAX_ZIP_ENTRIES, len(infos))
+            raise TooLarge("zip entries", MAX_ZIP_ENTRIES, len(infos))
         total = sum(info.file_size for info in infos)
         if total > MAX_UNCOMPRESSED_BYTES:
-            raise too_large("uncompressed bytes", MAX_UNCOMPRESSED_BYTES, total)
+            raise TooLarge("uncompressed bytes", MAX_UNCOMPRESSED_BYTES, total)
         if any(info.flag_bits & 0x1 for info in infos):
-            raise BadDocument(f"file: this {kind} file is encrypted; send it unencrypted")
+            raise BadDocument(f"this {kind} file is encrypted; send it unencrypted")
         self.infos = infos
         self.kind = kind
         budget = MAX_UNCOMPRESSED_BYTES
@@ -60,7 +58,7 @@ class Archive:
         try:
             info = self.zip.getinfo(name)
         except KeyError as exc:
-            raise BadDocument(f"file: this {self.kind} file has no member {name!r}") from exc
+            raise BadDocument(f"this {self.kind} file has no member {name!r}") from exc
         return self._read(info)
 
     def _read(self, info: zipfile.ZipInfo) -> bytes:
@@ -75,7 +73,7 @@ class Archive:
         name = info.filename
         if info.compress_type not in _METHODS:
             raise BadDocument(
-                f"file: member {name!r} of this {self.kind} file is compressed with method {info.compress_type}; "
+                f"member {name!r} of this {self.kind} file is compressed with method {info.compress_type}; "
                 "only stored and deflated members are read"
             )
         # zipfile cuts a member at its declared size, then fails it on its CRC (a 400 where a bomb
@@ -89,14 +87,14 @@ class Archive:
                 while chunk := member.read(_CHUNK):
                     given += len(chunk)
                     if given > budget:
-                        raise too_large("uncompressed bytes", MAX_UNCOMPRESSED_BYTES)
+                        raise TooLarge("uncompressed bytes", MAX_UNCOMPRESSED_BYTES)
                     if sink is not None:
                         sink.write(chunk)
         except _ERRORS as exc:
-            raise BadDocument(f"file: member {name!r} of this {self.kind} file cannot be read ({exc})") from exc
+            raise BadDocument(f"member {name!r} of this {self.kind} file cannot be read ({exc})") from exc
         if given != info.file_size:
             raise BadDocument(
-                f"file: member {name!r} of this {self.kind} file declares {info.file_size} bytes "
+                f"member {name!r} of this {self.kind} file declares {info.file_size} bytes "
                 f"and holds {given}: the archive is corrupt"
             )
         return given

@@ -1,5 +1,5 @@
 """A text file's encoding, one policy for every reader (#49: five decoders and five byte-order-mark
-tables): declared by the file (a byte-order mark) or by the client (the `encoding` form field), else
+tables): declared by the file (a byte-order mark) or by the client (naming it with the file), else
 UTF-8, else the legacy encoding detection finds with confidence (escape-sequence ISO-2022-*,
 ISO-8859-2 told from windows-1250); written back in the same encoding, or in UTF-8 where that
 cannot hold the translation (the content type then says so).
@@ -11,8 +11,7 @@ import codecs
 import re
 from typing import NamedTuple
 
-from translator.contract.errors import InvalidRequest
-from translator.documents.model import BadDocument
+from translator.documents.model import BadDocument, Part
 
 
 class TextEncoding(NamedTuple):
@@ -62,7 +61,7 @@ def decode_text(data: bytes, what: str) -> tuple[str, TextEncoding]:
         return data[len(encoding.bom) :].decode(encoding.codec), encoding
     except UnicodeDecodeError as exc:
         raise BadDocument(
-            f"file: the {what} file is not UTF-8 or UTF-16 text ({exc.reason} at byte {exc.start + len(encoding.bom)})"
+            f"the {what} file is not UTF-8 or UTF-16 text ({exc.reason} at byte {exc.start + len(encoding.bom)})"
         ) from exc
 
 
@@ -137,16 +136,15 @@ def text_codec(label: str) -> str | None:
 
 
 def named_encoding(label: str) -> TextEncoding:
-    """The encoding a client named for a text file (the `encoding` field of a document upload), by
+    """The encoding a client named for a text file (with its upload), by
     any label Python's codecs know ("latin-1", "Windows-1251", "Shift_JIS", "utf-16"): for a file
     whose encoding detection cannot tell (a few lines, or text that reads as two languages)."""
     name = label.strip()
     found = text_codec(name)
     if found is None:
-        raise InvalidRequest(
-            f"encoding: {name[:40]!r} is not a text encoding (examples: windows-1252, iso-8859-2, koi8-r, "
-            "shift_jis, utf-16le)",
-            field="encoding",
+        raise BadDocument(
+            f"{name[:40]!r} is not a text encoding (examples: windows-1252, iso-8859-2, koi8-r, shift_jis, utf-16le)",
+            Part.ENCODING,
         )
     codec = found.replace("-", "_")
     # A byte-order mark decides UTF-16's and UTF-32's byte order (`decode_legacy_text`); without
@@ -161,8 +159,8 @@ def decode_legacy_text(data: bytes, what: str, declared: TextEncoding | None = N
     """The text of a text file and its encoding: UTF-8, UTF-16 or UTF-32 with a byte-order mark,
     else the encoding the client `declared`, else UTF-8, or else the encoding charset-normalizer
     finds with confidence (a legacy one, or UTF-16 without a byte-order mark). Bytes nothing
-    explains (binary data) are a BadDocument; bytes the declared encoding does not read, a 400 on
-    `encoding`."""
+    explains (binary data) are a BadDocument; bytes the declared encoding does not read, a BadDocument
+    on the named encoding."""
     mark = marked(data)
     if mark is not None:
         # As browsers read a page whose byte-order mark and Content-Type disagree: the mark wins.
@@ -170,7 +168,7 @@ def decode_legacy_text(data: bytes, what: str, declared: TextEncoding | None = N
             return data[len(mark.bom) :].decode(mark.codec), mark
         except UnicodeDecodeError as exc:
             raise BadDocument(
-                f"file: the {what} file starts with a {mark.charset} byte-order mark but is not "
+                f"the {what} file starts with a {mark.charset} byte-order mark but is not "
                 f"{mark.charset} text ({exc.reason} at byte {exc.start + len(mark.bom)})"
             ) from exc
     if declared is not None:
@@ -188,7 +186,7 @@ def decode_legacy_text(data: bytes, what: str, declared: TextEncoding | None = N
     else:
         problem, candidates = f"a NUL byte at byte {nul}", _UTF16_WITHOUT_BOM
         sample = data[:DETECTION_SAMPLE]  # an even length: no UTF-16 code unit is cut
-    refusal = f"file: the {what} file is not UTF-8 or UTF-16 text ({problem})"
+    refusal = f"the {what} file is not UTF-8 or UTF-16 text ({problem})"
     encoding = _detect(sample, candidates)
     if encoding is None:
         raise BadDocument(f"{refusal}, and no other encoding explains it with confidence: save it as UTF-8")
@@ -244,16 +242,15 @@ def _decode_declared(data: bytes, what: str, declared: TextEncoding) -> str:
     try:
         text = data.decode(declared.codec)
     except UnicodeDecodeError as exc:
-        raise InvalidRequest(
-            f"encoding: the {what} file is not {declared.charset} text ({exc.reason} at byte {exc.start})",
-            field="encoding",
+        raise BadDocument(
+            f"the {what} file is not {declared.charset} text ({exc.reason} at byte {exc.start})", Part.ENCODING
         ) from exc
     control = _CONTROL.search(text)
     if control is not None:
-        raise InvalidRequest(
-            f"encoding: read as {declared.charset}, the {what} file has a control character "
+        raise BadDocument(
+            f"read as {declared.charset}, the {what} file has a control character "
             f"(U+{ord(control.group()):04X} at character {control.start()}): is it {declared.charset}?",
-            field="encoding",
+            Part.ENCODING,
         )
     return text
 

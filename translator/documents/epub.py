@@ -17,7 +17,7 @@ from translator.text.markup import TEXT, html_tokens
 def read_epub(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     archive = Archive(data, "epub")
     if "META-INF/container.xml" not in archive.names():
-        raise BadDocument("file: this zip has no META-INF/container.xml: it is not an EPUB book")
+        raise BadDocument("this zip has no META-INF/container.xml: it is not an EPUB book")
     listed = _manifest_chapters(archive)
     chapters = [n for n in archive.names() if n in listed or n.lower().endswith((".xhtml", ".html", ".htm"))]
     sources: dict[str, str] = {}
@@ -25,7 +25,7 @@ def read_epub(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         try:
             sources[chapter] = archive.read(chapter).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise BadDocument(f"file: chapter {chapter!r} is not UTF-8 ({exc.reason})") from exc
+            raise BadDocument(f"chapter {chapter!r} is not UTF-8 ({exc.reason})") from exc
     # One unit per chapter's text block run, within the per-record limit (html.py's fragments).
     from translator.documents.html import fragments_of
 

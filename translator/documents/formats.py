@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from translator.contract.errors import InvalidRequest, TranslationError
+from translator.contract.errors import TranslationError
 from translator.documents import (
     epub,
     html,
@@ -20,7 +20,7 @@ from translator.documents import (
     yaml_catalogs,
 )
 from translator.documents.encoding import named_encoding
-from translator.documents.model import BadDocument, Document, Reader, ReadOptions, UnsupportedDocument
+from translator.documents.model import BadDocument, Document, Part, Reader, ReadOptions, UnsupportedDocument
 
 # Every reader takes the file's bytes and the same options (translator/documents/model.py).
 READERS: dict[str, Reader] = {
@@ -47,7 +47,7 @@ READERS: dict[str, Reader] = {
     ".pot": po.read_po,
 }
 # Text formats that say nothing of their encoding (an HTML page's <meta> aside): read in the one a
-# client names (the `encoding` field), else in UTF-8 or the one detection finds. Every other format
+# client names with the file, else in UTF-8 or the one detection finds. Every other format
 # declares its own (XML's declaration, a PO header's charset, JSON's and YAML's Unicode, zips of XML).
 NAMED_ENCODING = (".txt", ".srt", ".vtt", ".html", ".htm", ".md")
 # Named in the refusal, so that a client knows it is the format, not the file.
@@ -66,19 +66,17 @@ def read_document(filename: str, data: bytes, target: str = "", encoding: str | 
     """`encoding`: the file's encoding as the client named it, for a text format (NAMED_ENCODING)."""
     ext = extension(filename)
     if encoding and ext not in NAMED_ENCODING:
-        raise InvalidRequest(
-            f"encoding: a {ext or 'file without an extension'} file is read in the encoding it declares "
+        raise BadDocument(
+            f"a {ext or 'file without an extension'} file is read in the encoding it declares "
             f"itself; the field is for {', '.join(NAMED_ENCODING)}",
-            field="encoding",
+            Part.ENCODING,
         )
     if ext in NOT_TRANSLATED:
-        raise UnsupportedDocument(f"file: {NOT_TRANSLATED[ext]}", field="file")
+        raise UnsupportedDocument(NOT_TRANSLATED[ext])
     reader = READERS.get(ext)
     if reader is None:
         raise UnsupportedDocument(
-            f"file: {ext or 'a file without an extension'} is not a supported format; "
-            f"supported: {', '.join(supported())}",
-            field="file",
+            f"{ext or 'a file without an extension'} is not a supported format; supported: {', '.join(supported())}"
         )
     return reader(data, ReadOptions(target, named_encoding(encoding) if encoding else None))
 
@@ -91,8 +89,8 @@ def read_document_safely(filename: str, data: bytes, target: str = "", encoding:
     except TranslationError:
         raise
     except RecursionError as exc:
-        raise BadDocument(f"file: this {extension(filename)} file is nested too deeply to read") from exc
+        raise BadDocument(f"this {extension(filename)} file is nested too deeply to read") from exc
     except Exception as exc:
         raise BadDocument(
-            f"file: this {extension(filename)} file cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
+            f"this {extension(filename)} file cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc

@@ -56,7 +56,7 @@ def decode_html(data: bytes, declared: TextEncoding | None = None) -> tuple[str,
                 return data.decode(codec), TextEncoding(codec, label)
             except UnicodeDecodeError as exc:
                 raise BadDocument(
-                    f"file: the HTML file declares charset={label} in a <meta> but is not {label} text "
+                    f"the HTML file declares charset={label} in a <meta> but is not {label} text "
                     f"({exc.reason} at byte {exc.start})"
                 ) from exc
     return decode_legacy_text(data, "HTML", declared)
@@ -89,7 +89,7 @@ def read_xhtml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     try:
         root = parse_xml(data, "page")
     except BadDocument as exc:  # named as a page, not as a part of a package
-        raise BadDocument(str(exc).replace("part 'page'", "this .xhtml page"), field="file") from exc
+        raise BadDocument(str(exc).replace("part 'page'", "this .xhtml page")) from exc
     text, codec = xmltext.decode(data, root)
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     fragments = fragments_of(text[len(bom) :])

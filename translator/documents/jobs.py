@@ -26,11 +26,11 @@ from typing import Any
 
 from translator.config import Documents
 from translator.contract import limits
-from translator.contract.errors import GatewayTimeout, PayloadTooLarge, TranslationError, Unavailable
+from translator.contract.errors import GatewayTimeout, TranslationError, Unavailable
 from translator.contract.options import BULK, RequestOptions
 from translator.contract.schemas import Payload, Record, TranslationResult
 from translator.documents.job_state import JobState, Progress
-from translator.documents.model import MAX_UNITS, Document, Unit
+from translator.documents.model import MAX_UNITS, Document, TooLarge, Unit
 
 # Where jobs are kept, how many at once and how long: the settings' `documents` section
 # (translator/config.py, bentoconfiguration.yaml's services.Translation.translation.documents).
@@ -238,10 +238,10 @@ def _alive(pid: int, worker: str | None = None) -> bool:
 
 def check_size(document: Document) -> None:
     if len(document.units) > MAX_UNITS:
-        raise PayloadTooLarge("file: text units", MAX_UNITS, len(document.units))
+        raise TooLarge("text units", MAX_UNITS, len(document.units))
     for unit in document.units:
         if len(unit.text) > limits.MAX_CHARS_PER_RECORD:
-            raise PayloadTooLarge("file: characters in one paragraph", limits.MAX_CHARS_PER_RECORD, len(unit.text))
+            raise TooLarge("characters in one paragraph", limits.MAX_CHARS_PER_RECORD, len(unit.text))
 
 
 def _chunks(units: list[Unit], skip: Collection[int] = ()) -> list[list[int]]:

@@ -237,7 +237,7 @@ def read_json(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     try:
         tree = json.loads(text)
     except ValueError as exc:
-        raise BadDocument(f"file: not valid JSON ({str(exc)[:200]})") from exc
+        raise BadDocument(f"not valid JSON ({str(exc)[:200]})") from exc
     catalog = gettext_catalog_path(tree)
     if catalog is not None:
         return _read_gettext_json(text, encoding, catalog)

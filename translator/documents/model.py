@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from translator.contract.errors import InvalidRequest, PayloadTooLarge, TranslationError
 
@@ -25,14 +26,38 @@ MAX_ZIP_ENTRIES = 2_000
 MAX_UNITS = 200_000
 
 
+class Part(Enum):
+    """What of an upload a refusal is about; each API names it as its own field
+    (translator/api/documents.py), the readers say only what is wrong with it."""
+
+    CONTENT = "content"  # the file: its bytes, its format
+    ENCODING = "encoding"  # the text encoding the client named for the file
+
+
 class UnsupportedDocument(TranslationError):
     """A file of a format not translated (PDF, images) or not recognised from its name."""
 
     status = 415
+    part = Part.CONTENT
 
 
 class BadDocument(InvalidRequest):
-    """A file of a supported format that cannot be read: not a zip, encrypted, malformed."""
+    """A file of a supported format that cannot be read: not a zip, encrypted, malformed; or not
+    in the encoding its client named (`part` ENCODING)."""
+
+    def __init__(self, message: str, part: Part = Part.CONTENT, **detail: Any) -> None:
+        super().__init__(message, **detail)
+        self.part = part
+
+
+class TooLarge(PayloadTooLarge):
+    """A file past a bound on what a document may hold (its zip's expansion, its units)."""
+
+    part = Part.CONTENT
+
+    def __init__(self, what: str, limit: int, got: int | None = None) -> None:
+        super().__init__(what, limit, got)
+        self.what, self.limit, self.got = what, limit, got
 
 
 @dataclass(frozen=True)
@@ -74,10 +99,6 @@ class ReadOptions:
 NO_OPTIONS = ReadOptions()
 # Every format's reader: the file's bytes and the options to its Document.
 Reader = Callable[[bytes, ReadOptions], Document]
-
-
-def too_large(what: str, limit: int, got: int | None = None) -> PayloadTooLarge:
-    return PayloadTooLarge(f"file: {what}", limit, got)
 
 
 def text_document(units: list[Unit], render: Callable[[list[str]], str], mime: str, encoding: TextEncoding) -> Document:

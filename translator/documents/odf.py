@@ -38,7 +38,7 @@ def read_ods(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
 def read_odf(data: bytes, kind: str) -> Document:
     archive = Archive(data, kind)
     if "content.xml" not in archive.names():
-        raise BadDocument(f"file: this zip has no content.xml: it is not an .{kind} document")
+        raise BadDocument(f"this zip has no content.xml: it is not an .{kind} document")
     originals: dict[str, bytes] = {n: archive.read(n) for n in ("content.xml", "styles.xml") if n in archive.names()}
     roots = {n: (parse_xml(original, n), original) for n, original in originals.items()}
     paragraphs = []

@@ -63,7 +63,7 @@ def parse_xml(data: bytes, name: str) -> Any:
     try:
         return etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
-        raise BadDocument(f"file: part {name!r} is not well-formed XML ({exc})") from exc
+        raise BadDocument(f"part {name!r} is not well-formed XML ({exc})") from exc
 
 
 # A declaration (and the white space after it) that the UTF-8 body written below agrees with.
@@ -129,9 +129,9 @@ def read_package(data: bytes, kind: str, parts: re.Pattern[str], names: Names, c
     archive = Archive(data, kind)
     wanted = [name for name in archive.names() if parts.match(name)]
     if kind == "docx" and "word/document.xml" not in wanted:
-        raise BadDocument("file: this zip has no word/document.xml: it is not a .docx document")
+        raise BadDocument("this zip has no word/document.xml: it is not a .docx document")
     if kind == "pptx" and not any(name.startswith("ppt/") for name in archive.names()):
-        raise BadDocument("file: this zip has no ppt/ folder: it is not a .pptx presentation")
+        raise BadDocument("this zip has no ppt/ folder: it is not a .pptx presentation")
     originals = {name: archive.read(name) for name in wanted}
     roots = {name: parse_xml(original, name) for name, original in originals.items()}
     found = [(name, stretch) for name, root in roots.items() for stretch in stretches(root, _vocabulary(root, names))]

@@ -57,13 +57,13 @@ def decode_lines(data: bytes, charset: str | None) -> tuple[list[str], list[byte
             if charset is None or codec is not None or charset.upper() == "CHARSET":
                 raise
             raise BadDocument(
-                f"file: this PO file's charset {charset!r} (its header's Content-Type) is not one this service "
+                f"this PO file's charset {charset!r} (its header's Content-Type) is not one this service "
                 "reads; convert it to UTF-8 (msgconv -t UTF-8)"
             ) from None
         return _LINES.findall(text), None, encoding
     if codec.startswith(_STATEFUL):
         raise BadDocument(
-            f"file: this PO file's charset {charset!r} (its header's Content-Type) switches state with escape "
+            f"this PO file's charset {charset!r} (its header's Content-Type) switches state with escape "
             "sequences, which gettext does not take either; convert it to UTF-8 (msgconv -t UTF-8)"
         )
     raw = _BYTE_LINES.findall(data)
@@ -73,8 +73,7 @@ def decode_lines(data: bytes, charset: str | None) -> tuple[list[str], list[byte
             lines.append(line.decode(codec))
         except UnicodeDecodeError as exc:
             raise BadDocument(
-                f"file: this PO file is not {charset} text as its header declares "
-                f"({exc.reason} at byte {offset + exc.start})"
+                f"this PO file is not {charset} text as its header declares ({exc.reason} at byte {offset + exc.start})"
             ) from exc
         offset += len(line)
     return lines, raw, TextEncoding(codec, charset or codec)

@@ -140,7 +140,7 @@ def plurals_for(header: Entry | None, target_language: str, persons_forms: froze
         nplurals, rule = int(count.group(1)), expression.group(1).strip() if expression else ""
         if not 1 <= nplurals <= _MOST_PLURAL_FORMS:
             raise BadDocument(
-                f"file: this PO file's header says nplurals={nplurals} (its Plural-Forms); "
+                f"this PO file's header says nplurals={nplurals} (its Plural-Forms); "
                 f"a language has 1 to {_MOST_PLURAL_FORMS} plural forms"
             )
     if nplurals == 1:

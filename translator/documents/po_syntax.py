@@ -47,7 +47,7 @@ class Entry:
 def _string(text: str, number: int) -> str:
     match = _STRING.fullmatch(text.strip())
     if match is None:
-        raise BadDocument(f"file: line {number} of this PO file is not a properly quoted string")
+        raise BadDocument(f"line {number} of this PO file is not a properly quoted string")
     return re.sub(r"\\(.)", lambda m: _UNESCAPE.get(m.group(1), m.group(0)), match.group(1))
 
 
@@ -81,9 +81,9 @@ def parse_entries(lines: list[str]) -> list[Entry]:
                 current = Entry()
                 entries.append(current)
             if name in current.fields:
-                raise BadDocument(f"file: line {index + 1} of this PO file repeats its entry's {name}")
+                raise BadDocument(f"line {index + 1} of this PO file repeats its entry's {name}")
             if name == "msgid_plural" and current.forms():
-                raise BadDocument(f"file: line {index + 1} of this PO file has a msgid_plural after its entry's msgstr")
+                raise BadDocument(f"line {index + 1} of this PO file has a msgid_plural after its entry's msgstr")
             current.first = index if current.first < 0 else current.first
             string = keyword.group(2)
             last = _Field(index, index + 1, _string(string, index + 1), string.strip() == '""')
@@ -92,10 +92,10 @@ def parse_entries(lines: list[str]) -> list[Entry]:
             last.value += _string(body, index + 1)
             last.end = index + 1
         else:
-            raise BadDocument(f"file: line {index + 1} of this PO file is not a comment, a keyword or a string")
+            raise BadDocument(f"line {index + 1} of this PO file is not a comment, a keyword or a string")
     for entry in entries:
         if "msgid" in entry.fields and not entry.forms():
-            raise BadDocument(f"file: the entry at line {entry.first + 1} of this PO file has no msgstr")
+            raise BadDocument(f"the entry at line {entry.first + 1} of this PO file has no msgstr")
     return entries
 
 

@@ -190,7 +190,7 @@ def read_subtitles(data: bytes, webvtt: bool, encoding: TextEncoding | None = No
         # and no word why. A WebVTT file of its header (and notes) alone is a valid empty one.
         separator = "." if webvtt else ","
         raise BadDocument(
-            "file: no subtitle cue found (a cue starts with a timing line such as "
+            "no subtitle cue found (a cue starts with a timing line such as "
             f"'00:00:01{separator}000 --> 00:00:02{separator}000')"
         )
     cues = [cue for cue in cues if any(lines[i][0].strip() for i in cue)]

@@ -63,7 +63,7 @@ def _version(root: Any) -> str:
         return stated
     found = f"<{name}> in " + (f"namespace {namespace}" if namespace else "no namespace")
     found += f" with version={stated!r}" if stated is not None else " without a version attribute"
-    raise BadDocument(f"file: not an XLIFF document this service reads: its root is {found}; accepted: {_ACCEPTED}")
+    raise BadDocument(f"not an XLIFF document this service reads: its root is {found}; accepted: {_ACCEPTED}")
 
 
 def read_xliff(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:

@@ -26,7 +26,7 @@ XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 def read_xlsx(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     archive = Archive(data, "xlsx")
     if not any(n.startswith("xl/") for n in archive.names()):
-        raise BadDocument("file: this zip has no xl/ folder: it is not an .xlsx workbook")
+        raise BadDocument("this zip has no xl/ folder: it is not an .xlsx workbook")
     parts: dict[str, tuple[bytes, Any, Names]] = {}
     for name in archive.names():
         if name == "xl/sharedStrings.xml":

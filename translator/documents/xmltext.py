@@ -83,7 +83,7 @@ def spans(text: str, root: Any, wanted: Iterable[Any]) -> dict[Any, Span]:
         if next(elements, None) is None:
             return out
     # A construct the scanner does not know (lxml read the file): refused rather than a wrong edit.
-    raise BadDocument("file: this XML file's markup could not be located to edit it where it stands")
+    raise BadDocument("this XML file's markup could not be located to edit it where it stands")
 
 
 def start_tag(serialized: str) -> str:
@@ -161,9 +161,9 @@ def decode(data: bytes, root: Any) -> tuple[str, str]:
     try:
         return data.decode(codec), codec
     except LookupError as exc:
-        raise BadDocument(f"file: this XML file's encoding {codec!r} is not supported (use UTF-8)") from exc
+        raise BadDocument(f"this XML file's encoding {codec!r} is not supported (use UTF-8)") from exc
     except UnicodeDecodeError as exc:
-        raise BadDocument(f"file: this XML file is not {codec} text ({exc.reason} at byte {exc.start})") from exc
+        raise BadDocument(f"this XML file is not {codec} text ({exc.reason} at byte {exc.start})") from exc
 
 
 def encode(text: str, codec: str) -> bytes:

@@ -31,7 +31,7 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     try:
         roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise BadDocument(f"file: not valid YAML ({str(exc)[:200]})") from exc
+        raise BadDocument(f"not valid YAML ({str(exc)[:200]})") from exc
     # By identity: an aliased value is translated once, where it is anchored. With whether it stands in
     # a flow collection (`[a, b]`), where a plain scalar cannot hold `,[]{}`.
     scalars: dict[int, tuple[Any, bool]] = {}

@@ -11,11 +11,10 @@ import random
 import pytest
 
 from harness import documents
-from translator.contract.errors import InvalidRequest
 from translator.documents import encoding as encodings
 from translator.documents.encoding import decode_legacy_text, decode_text, named_encoding
 from translator.documents.formats import read_document
-from translator.documents.model import BadDocument
+from translator.documents.model import BadDocument, Part
 
 pytestmark = pytest.mark.pure
 
@@ -236,7 +235,7 @@ LATIN = "qz39hostilemark caf\xe9 cr\xe8me"
 def test_bytes_nothing_explains_with_confidence_are_refused_naming_the_problem(name, data, problem):
     with pytest.raises(BadDocument, match=NOT_UTF8) as refused:
         read_document(name, data, "de")
-    assert problem in refused.value.message and refused.value.message.startswith("file: ")
+    assert problem in refused.value.message and refused.value.part is Part.CONTENT
 
 
 def test_control_characters_are_no_text_in_any_encoding():
@@ -349,10 +348,10 @@ def test_any_label_of_a_text_encoding_is_taken(label, codec, charset):
     ("label", "problem"),
     [("klingon-8", "'klingon-8' is not a text encoding"), ("rot13", "'rot13' is not a text encoding"), ("zlib", "")],
 )
-def test_a_name_that_is_no_text_encoding_is_refused_on_the_field(label, problem):
-    with pytest.raises(InvalidRequest, match=f"encoding: {problem}") as refused:
+def test_a_name_that_is_no_text_encoding_is_refused_on_the_named_encoding(label, problem):
+    with pytest.raises(BadDocument, match=f"^{problem}") as refused:
         read_document("notes.txt", b"Hello.\n", "de", encoding=label)
-    assert refused.value.detail == {"field": "encoding"}
+    assert refused.value.part is Part.ENCODING
 
 
 def test_polish_in_iso_8859_2_is_read_as_named_and_written_back_in_it():
@@ -364,10 +363,12 @@ def test_polish_in_iso_8859_2_is_read_as_named_and_written_back_in_it():
 
 
 def test_bytes_the_named_encoding_does_not_read_are_a_400_naming_the_byte():
-    with pytest.raises(InvalidRequest, match=r"^encoding: the text file is not utf-8 text \(invalid .* at byte 3\)"):
+    with pytest.raises(BadDocument, match=r"^the text file is not utf-8 text \(invalid .* at byte 3\)") as refused:
         read_document("notes.txt", SHORT.encode("cp1252"), "de", encoding="utf-8")
-    with pytest.raises(InvalidRequest, match=r"read as koi8-r, the Markdown file has a control character"):
+    assert refused.value.part is Part.ENCODING
+    with pytest.raises(BadDocument, match=r"^read as koi8-r, the Markdown file has a control character") as refused:
         read_document("a.md", b"Hello\x01 there.\n", "de", encoding="koi8-r")
+    assert refused.value.part is Part.ENCODING
 
 
 def test_utf16_named_without_a_byte_order_mark_is_little_endian_and_stays_so():
@@ -395,7 +396,7 @@ def test_the_field_is_taken_before_an_html_meta_charset():
     [("a.docx", documents.docx([[("Hello.", False)]])), ("a.po", b'msgid ""\nmsgstr ""\n'), ("a.json", b"{}")],
 )
 def test_the_field_on_a_format_that_declares_its_own_encoding_is_refused(name, data):
-    with pytest.raises(InvalidRequest, match=r"^encoding: a \.\w+ file is read in the encoding it declares") as refused:
+    with pytest.raises(BadDocument, match=r"^a \.\w+ file is read in the encoding it declares") as refused:
         read_document(name, data, "de", encoding="windows-1252")
     assert ".txt, .srt, .vtt, .html, .htm, .md" in refused.value.message
-    assert refused.value.detail == {"field": "encoding"}
+    assert refused.value.part is Part.ENCODING

@@ -448,7 +448,7 @@ def test_what_is_not_xliff_is_refused_naming_what_it_is_and_what_is_read(source,
     with pytest.raises(BadDocument) as refused:
         read_document_safely("a.xlf", source, "fr")
     message = refused.value.message
-    assert message.startswith(f"file: not an XLIFF document this service reads: its root is {found}; {ACCEPTED}")
+    assert message.startswith(f"not an XLIFF document this service reads: its root is {found}; {ACCEPTED}")
     assert message.endswith('or in no namespace with version="1.0" or "1.1" (XLIFF 1.0, 1.1, 1.2 and 2.0)')
 
 
