@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from translator.documents.model import BadDocument, Part
@@ -211,6 +212,33 @@ def decode_legacy_text(data: bytes, what: str, declared: TextEncoding | None = N
     return text, encoding
 
 
+@dataclass(frozen=True)
+class Declaration:
+    """Where a file declares its own encoding (an XML declaration, a PO header's charset, an HTML
+    <meta>), in the words of its refusals; `{label}` is the label as the file wrote it."""
+
+    unsupported: str  # the label names no text encoding
+    mismatch: str  # the bytes are not text in it (the decoder's reason and the byte follow)
+
+
+def decode_declared(data: bytes, label: str, declaration: Declaration) -> tuple[str, TextEncoding]:
+    """The text of a file in the encoding it declares, strictly, and that encoding (its charset the
+    label as declared, to be written back under it): the one decoder of every format that names
+    its own encoding, each format finding the label in its own syntax."""
+    codec = text_codec(label)
+    if codec is None:
+        raise BadDocument(declaration.unsupported.format(label=label))
+    encoding = TextEncoding(codec, label)
+    return _strict(data, encoding, declaration.mismatch.format(label=label), Part.CONTENT), encoding
+
+
+def _strict(data: bytes, encoding: TextEncoding, mismatch: str, part: Part) -> str:
+    try:
+        return data.decode(encoding.codec)
+    except UnicodeDecodeError as exc:
+        raise BadDocument(f"{mismatch} ({exc.reason} at byte {exc.start})", part) from exc
+
+
 # ISO-2022's designations (ESC $ B: JIS X 0208; ESC $ ) C: KS X 1001; ESC $ A: GB 2312; ...):
 # 7-bit encodings, so their bytes read as UTF-8 too, escapes and all (#49: an ISO-2022-JP file
 # was read as UTF-8 and its escape sequences translated as text). A text file has no ESC, so one
@@ -239,12 +267,7 @@ def _iso2022(data: bytes) -> tuple[str, TextEncoding] | None:
 
 
 def _decode_declared(data: bytes, what: str, declared: TextEncoding) -> str:
-    try:
-        text = data.decode(declared.codec)
-    except UnicodeDecodeError as exc:
-        raise BadDocument(
-            f"the {what} file is not {declared.charset} text ({exc.reason} at byte {exc.start})", Part.ENCODING
-        ) from exc
+    text = _strict(data, declared, f"the {what} file is not {declared.charset} text", Part.ENCODING)
     control = _CONTROL.search(text)
     if control is not None:
         raise BadDocument(

@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 
 from translator.contract import limits
-from translator.documents.encoding import TextEncoding, decode_legacy_text, marked, text_codec
+from translator.documents.encoding import (
+    Declaration,
+    TextEncoding,
+    decode_declared,
+    decode_legacy_text,
+    marked,
+    text_codec,
+)
 from translator.documents.model import NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
 from translator.text.markup import BREAK, TEXT, html_tokens
 
@@ -39,6 +46,11 @@ def fragments_of(source: str) -> list[str]:
 # `<meta charset=...>` or `<meta http-equiv="Content-Type" content="...; charset=...">`.
 _META_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
 PRESCAN_BYTES = 1024
+# A <meta> naming no text encoding is taken as no <meta> (`decode_html`): `unsupported` is not said.
+META_CHARSET = Declaration(
+    unsupported="the HTML file declares charset={label} in a <meta>, which is not a text encoding",
+    mismatch="the HTML file declares charset={label} in a <meta> but is not {label} text",
+)
 
 
 def decode_html(data: bytes, declared: TextEncoding | None = None) -> tuple[str, TextEncoding]:
@@ -52,13 +64,7 @@ def decode_html(data: bytes, declared: TextEncoding | None = None) -> tuple[str,
         # The standard reads a <meta> naming UTF-16 as UTF-8: the bytes of a page it could be read in
         # are ASCII-compatible.
         if codec and not codec.startswith("utf-16") and codec != "utf-8":
-            try:
-                return data.decode(codec), TextEncoding(codec, label)
-            except UnicodeDecodeError as exc:
-                raise BadDocument(
-                    f"the HTML file declares charset={label} in a <meta> but is not {label} text "
-                    f"({exc.reason} at byte {exc.start})"
-                ) from exc
+            return decode_declared(data, label, META_CHARSET)
     return decode_legacy_text(data, "HTML", declared)
 
 

@@ -12,7 +12,15 @@ from __future__ import annotations
 import codecs
 import re
 
-from translator.documents.encoding import UTF8, TextEncoding, decode_text, marked, text_codec
+from translator.documents.encoding import (
+    UTF8,
+    Declaration,
+    TextEncoding,
+    decode_declared,
+    decode_text,
+    marked,
+    text_codec,
+)
 from translator.documents.model import BadDocument
 
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
@@ -24,6 +32,13 @@ _HEADER_BYTES = re.compile(
     rb'(?:[ \t]*(?:#[^\n]*)?\r?\n)*?[ \t]*msgid[ \t]+""[ \t]*\r?\n[ \t]*msgstr[ \t]+((?:"[^\n]*(?:\n|$)[ \t]*)+)'
 )
 _CHARSET = re.compile(rb"Content-Type:[^\n]*?charset=([A-Za-z0-9_.:+-]+)", re.IGNORECASE)
+HEADER_CHARSET = Declaration(
+    unsupported=(
+        "this PO file's charset {label!r} (its header's Content-Type) is not one this service reads; "
+        "convert it to UTF-8 (msgconv -t UTF-8)"
+    ),
+    mismatch="this PO file is not {label} text as its header declares",
+)
 # Charsets Python reads whose ASCII bytes mean other characters after an escape sequence: a PO
 # file in them cannot be read line by line (nor does gettext take them).
 _STATEFUL = ("iso2022", "hz")
@@ -56,27 +71,18 @@ def decode_lines(data: bytes, charset: str | None) -> tuple[list[str], list[byte
         except BadDocument:
             if charset is None or codec is not None or charset.upper() == "CHARSET":
                 raise
-            raise BadDocument(
-                f"this PO file's charset {charset!r} (its header's Content-Type) is not one this service "
-                "reads; convert it to UTF-8 (msgconv -t UTF-8)"
-            ) from None
+            raise BadDocument(HEADER_CHARSET.unsupported.format(label=charset)) from None
         return _LINES.findall(text), None, encoding
     if codec.startswith(_STATEFUL):
         raise BadDocument(
             f"this PO file's charset {charset!r} (its header's Content-Type) switches state with escape "
             "sequences, which gettext does not take either; convert it to UTF-8 (msgconv -t UTF-8)"
         )
+    _, encoding = decode_declared(data, charset or codec, HEADER_CHARSET)
+    # Line by line as well, each line's bytes kept: the file decoded whole, each of its lines does
+    # (no byte of a line break is inside a character in the ASCII-compatible charsets gettext takes).
     raw = _BYTE_LINES.findall(data)
-    lines, offset = [], 0
-    for line in raw:
-        try:
-            lines.append(line.decode(codec))
-        except UnicodeDecodeError as exc:
-            raise BadDocument(
-                f"this PO file is not {charset} text as its header declares ({exc.reason} at byte {offset + exc.start})"
-            ) from exc
-        offset += len(line)
-    return lines, raw, TextEncoding(codec, charset or codec)
+    return [line.decode(codec) for line in raw], raw, encoding
 
 
 def names_utf8(charset: str | None) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from translator.documents.encoding import marked
+from translator.documents.encoding import Declaration, decode_declared, marked
 from translator.documents.model import BadDocument
 
 # The markup of a well-formed document, each construct whole (a `>` inside a quoted attribute
@@ -29,6 +29,10 @@ _MARKUP = re.compile(
     re.DOTALL | re.VERBOSE,
 )
 _ATTRIBUTE = re.compile(r"""(?P<name>[^\s<=/>"']+)\s*=\s*(?P<quote>["'])(?P<value>.*?)(?P=quote)""", re.DOTALL)
+DECLARATION = Declaration(
+    unsupported="this XML file's encoding {label!r} is not supported (use UTF-8)",
+    mismatch="this XML file is not {label} text",
+)
 # Not representable in XML 1.0, even as a character reference.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -157,13 +161,8 @@ def decode(data: bytes, root: Any) -> tuple[str, str]:
     a byte order mark is kept in the text (so that it is written back), else the declared encoding
     (lxml's reading of it), else UTF-8."""
     mark = marked(data)
-    codec = mark.codec if mark is not None else root.getroottree().docinfo.encoding or "utf-8"
-    try:
-        return data.decode(codec), codec
-    except LookupError as exc:
-        raise BadDocument(f"this XML file's encoding {codec!r} is not supported (use UTF-8)") from exc
-    except UnicodeDecodeError as exc:
-        raise BadDocument(f"this XML file is not {codec} text ({exc.reason} at byte {exc.start})") from exc
+    label = mark.codec if mark is not None else root.getroottree().docinfo.encoding or "utf-8"
+    return decode_declared(data, label, DECLARATION)[0], label
 
 
 def encode(text: str, codec: str) -> bytes:
