@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from translator.documents.formats import read_document
-from translator.text.inline import unit_format
+from translator.text.inline import Piece, analyse, unit_format
 
 pytestmark = pytest.mark.pure
 
@@ -29,6 +29,38 @@ pytestmark = pytest.mark.pure
 )
 def test_a_string_is_html_only_where_reading_it_as_html_changes_nothing_but_the_tags(text, fmt):
     assert unit_format(text) == fmt
+
+
+def test_a_readers_values_are_analysed_once_into_pieces_and_folded_back():
+    values = [
+        "<b>{count, plural, one {# file} other {# files}}</b> left",
+        "Tom & Jerry",
+        "{n, select, a {x} other {y}}",
+    ]
+    analysed = analyse(values)
+    # An ICU message is its texts (each case's, and the one around its arguments); each piece is
+    # HTML or text on its own.
+    assert analysed.pieces == [
+        Piece("<b>{count}</b> left", "html"),
+        Piece("{_} file", "text"),
+        Piece("{_} files", "text"),
+        Piece("Tom & Jerry", "text"),
+        Piece("{n}", "text"),
+        Piece("x", "text"),
+        Piece("y", "text"),
+    ]
+    translated = ["<b>{count}</b> restant", "{_} fichier", "{_} fichiers", "Tom et Jerry", "{n}", "X", "Y"]
+    assert analysed.fold(translated) == [
+        "<b>{count, plural, one {# fichier} other {# fichiers}}</b> restant",
+        "Tom et Jerry",
+        "{n, select, a {X} other {Y}}",
+    ]
+    # An argument lost: that value is None, to be kept as it was; the others are placed.
+    assert analysed.fold(["<b>restant</b>", *translated[1:]])[:2] == [None, "Tom et Jerry"]
+    # A format whose strings are not ICU messages (gettext's in JSON): each value one piece.
+    assert analyse(["{n, select, a {x} other {y}}"], messages=False).pieces == [
+        Piece("{n, select, a {x} other {y}}", "text")
+    ]
 
 
 PO = """msgid ""

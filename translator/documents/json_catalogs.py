@@ -18,8 +18,7 @@ from translator.documents import xmltext
 from translator.documents.encoding import decode_text
 from translator.documents.i18n import is_locale
 from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
-from translator.text import icu
-from translator.text.inline import unit_format
+from translator.text.inline import analyse
 
 # A string token of valid JSON (outside strings there are no quotes), and whether a `:` makes it a key;
 # or a bracket, which opens (closes) an object or an array.
@@ -217,7 +216,8 @@ def _read_gettext_json(text: str, encoding: Any, path: list[str]) -> Document:
     entries = _gettext_forms(text, path)
     todo = [(key, forms) for key, forms in entries.items() if not any(value.strip() for _, _, value in forms)]
     msgids = [key.split(_CONTEXT, 1)[-1] for key, _ in todo]
-    units = [Unit(msgid, unit_format(msgid)) for msgid in msgids]
+    # A gettext catalog's strings are gettext's, not ICU messages.
+    units = [Unit(*piece) for piece in analyse(msgids, messages=False).pieces]
 
     escaped = text.isascii() and "\\u" in text  # as the file writes its non-ASCII text
 
@@ -248,12 +248,12 @@ def read_json(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     # (value, form) of each piece: a form with no text (an empty one of "|x") stays as it is; an
     # ICU message is several pieces (its texts), put back together by its join.
     slots = [(index, at) for index, held in enumerate(forms) for at, form in enumerate(held) if form.strip()]
-    texts, fold = icu.expand([forms[index][at] for index, at in slots])
+    analysed = analyse([forms[index][at] for index, at in slots])
 
     def write(unit_translations: list[str]) -> bytes:
         translated = [list(held) for held in forms]
         document.kept.clear()
-        for (index, at), translation in zip(slots, fold(unit_translations), strict=True):
+        for (index, at), translation in zip(slots, analysed.fold(unit_translations), strict=True):
             if translation is None:  # an ICU message whose arguments did not come back: as it was
                 document.keep(f"line {text.count(chr(10), 0, values[index][0]) + 1}", ICU_KEPT)
                 continue
@@ -277,7 +277,7 @@ def read_json(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         return encoding.bom + xmltext.splice(text, sorted(edits)).encode(encoding.codec)
 
     plural_keys = _plural_keys(text, options.target)
-    document = Document([Unit(piece, unit_format(piece)) for piece in texts], write, "application/json")
+    document = Document([Unit(*piece) for piece in analysed.pieces], write, "application/json")
     return document
 
 

@@ -43,8 +43,7 @@ from translator.documents.po_syntax import (
     wrap_width,
     written_lines,
 )
-from translator.text import icu
-from translator.text.inline import unit_format
+from translator.text.inline import analyse
 
 
 def _header_edits(header: Entry, lines: list[str], value: str, width: int | None) -> list[tuple[int, int, list[str]]]:
@@ -109,16 +108,17 @@ def read_po(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         todo.append((entry, fill, lose))
     sources = [[key for key in ("msgid", "msgid_plural") if key in fill.values()] for _, fill, _ in todo]
     values = [entry.fields[key].value for (entry, _, _), keys in zip(todo, sources, strict=True) for key in keys]
-    # An ICU message (Lingui's catalogs) is its texts, each translated alone (translator/text/icu.py).
-    texts, fold = icu.expand(values)
-    units = [Unit(text, unit_format(text)) for text in texts]
+    # An ICU message (Lingui's catalogs) is its texts, each translated alone, and each text HTML or
+    # not (translator/text/inline.py).
+    analysed = analyse(values)
+    units = [Unit(*piece) for piece in analysed.pieces]
     header_edits: list[tuple[int, int, list[str]]] = []
     if header is not None and plurals.header is not None and any("msgid_plural" in e.fields for e, _, _ in todo):
         header_edits = _header_edits(header, lines, plurals.header, width)
 
     def write(translations: list[str]) -> bytes:
         edits = list(header_edits)  # lines [start, end) replaced by these
-        given = iter(fold(translations))
+        given = iter(analysed.fold(translations))
         document.kept.clear()
         for (entry, fill, lose), keys in zip(todo, sources, strict=True):
             folded = {key: next(given) for key in keys}

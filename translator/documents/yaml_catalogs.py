@@ -17,8 +17,7 @@ from typing import Any
 from translator.documents.encoding import decode_text
 from translator.documents.i18n import is_locale
 from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
-from translator.text import icu
-from translator.text.inline import unit_format
+from translator.text.inline import analyse
 
 _PROPERTIES = re.compile(r"^((?:[&!]\S*\s+)*)")
 _STR = "tag:yaml.org,2002:str"
@@ -57,7 +56,7 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     for root in roots:
         walk(root, False, None, None)
     nodes = sorted(scalars.values(), key=lambda found: found[0].start_mark.index)
-    texts, fold = icu.expand([node.value for node, _ in nodes])
+    analysed = analyse([node.value for node, _ in nodes])
 
     def write(unit_translations: list[str]) -> bytes:
         out, last = [], 0
@@ -68,7 +67,7 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
                 [text[:key_start], _yaml_scalar(options.target, locale_key.style, text[key_start:key_end], False)],
                 key_end,
             )
-        for (node, flow), translation in zip(nodes, fold(unit_translations), strict=True):
+        for (node, flow), translation in zip(nodes, analysed.fold(unit_translations), strict=True):
             # An ICU message whose arguments did not come back: as it was.
             if translation is None:
                 document.keep(f"line {node.start_mark.line + 1}", ICU_KEPT)
@@ -86,7 +85,7 @@ def read_yaml(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         return encoding.bom + "".join(out).encode(encoding.codec)
 
     locale_key = _rails_locale_key(roots, options.target)
-    document = Document([Unit(piece, unit_format(piece)) for piece in texts], write, "application/yaml")
+    document = Document([Unit(*piece) for piece in analysed.pieces], write, "application/yaml")
     return document
 
 

@@ -1,4 +1,6 @@
-"""What a catalog's string holds besides words: whether it is HTML to send down the HTML path.
+"""What a catalog's string holds besides words, analysed once for every reader (`analyse`): its
+ICU MessageFormat's texts (translator/text/icu.py, the parser) and whether each is HTML to send
+down the HTML path; placeholders are then kept in either path (translator/text/placeholders.py).
 
 Catalogs (PO, JSON, YAML) hold strings that software renders as HTML: Django's `blocktrans`
 with `<a href="mailto:%(email)s">%(email)s</a>`, Wagtail's `<b>'{title}' was locked</b>`. Sent as
@@ -17,6 +19,11 @@ with a bare `&` or a `<` of comparison is text: the HTML path would write its tr
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from translator.text import icu
 
 # A start, end or self-closing tag with a name HTML knows the shape of (letters first).
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*?)?\s*/?>")
@@ -49,3 +56,34 @@ def unit_format(text: str) -> str:
     if ">" in _TAG.sub("", text):
         return "text"
     return "html"
+
+
+class Piece(NamedTuple):
+    """A text to translate and its format ("text" or "html", as the native API's `format`)."""
+
+    text: str
+    fmt: str
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """A reader's values as the pieces to translate, and the fold of their translations back into
+    one per value: None for a value whose kept pieces did not come back (an ICU message's
+    arguments), which the reader keeps as it was, and reports."""
+
+    pieces: list[Piece]
+    fold: Callable[[list[str]], list[str | None]]
+
+
+def analyse(values: list[str], messages: bool = True) -> Analysed:
+    """`values`' pieces to translate: an ICU message's texts where `messages` (a format whose
+    strings may be ICU MessageFormat), any other value itself; each in the format it reads as."""
+    if messages:
+        texts, fold = icu.expand(values)
+    else:
+        texts, fold = list(values), _unchanged
+    return Analysed([Piece(text, unit_format(text)) for text in texts], fold)
+
+
+def _unchanged(translations: list[str]) -> list[str | None]:
+    return list(translations)
