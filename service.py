@@ -41,6 +41,8 @@ from translator.engine.cache import LocalCache, SharedCache, TranslationCache, n
 from translator.engine.channel import ChannelServer
 from translator.engine.scheduler import Scheduler, SchedulerSettings
 from translator.loop_lag import LoopLagMonitor, prometheus_recorder, settle_heap
+from translator.memory.memories import Memories
+from translator.memory.store import store_for as memory_store_for
 from translator.shm.engine_load import LoadPublisher, LoadReader
 from translator.shm.engine_process import EngineProcess, announce_engine, channel_path, withdraw_engine
 from translator.shm.in_flight import SharedInFlight, slots_for
@@ -238,6 +240,7 @@ class Translation:
             SETTINGS.batching.max_latency_ms,
             ENGINE_LOAD,
             glossaries=store_for(SETTINGS.cache.shared_url()),  # #33: shared when the cache is
+            memories=Memories(memory_store_for(SETTINGS.cache.shared_url())),  # #51: on the same store
             listed=supported_languages(),
             canonical=language_codes().listed_code,
         )

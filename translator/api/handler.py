@@ -20,6 +20,9 @@ from translator.api.pipeline import translate_payload
 from translator.contract.options import RequestOptions
 from translator.contract.protocol import Piece
 from translator.contract.schemas import Payload, TranslationResult
+from translator.memory.memories import Memories
+from translator.memory.requests import split_payload
+from translator.memory.store import store_for as memory_store_for
 from translator.shm.engine_load import LoadReader
 
 
@@ -33,10 +36,13 @@ class RequestHandler:
         glossaries: GlossaryStore | None = None,
         listed: Collection[str] | None = None,
         canonical: Callable[[str], str] | None = None,
+        memories: Memories | None = None,
     ) -> None:
         self.client = client
         # Stored glossaries (#33): in the shared Valkey when there is one, else in local files.
         self.glossaries = glossaries if glossaries is not None else store_for(None)
+        # Translation memories (#51), on the same store as the glossaries.
+        self.memories = memories if memories is not None else Memories(memory_store_for(None))
         # Told each request's size: the early refusal sizes requests like the recent ones.
         self.engine_load = engine_load
         # `languages`: every code a request may name; `listed`: what /languages shows, one code a
@@ -50,6 +56,13 @@ class RequestHandler:
     async def translate(self, payload: Payload, options: RequestOptions) -> TranslationResult:
         """Raises `TranslationError` (answered by the caller in its API's error shape), or
         `CallerGone` when the client closed the connection before the answer."""
+        # A memory's records are answered from it; the others go to the model as a request of their own.
+        split = await split_payload(payload, self.memories, self.canonical)
+        if split is None:
+            return await self._model(payload, options)
+        return split.merge(await self._model(split.rest, options) if split.rest is not None else None)
+
+    async def _model(self, payload: Payload, options: RequestOptions) -> TranslationResult:
         priority = options.priority
         # The latency objective runs from arrival here: time spent waiting for a connection to the
         # engine counts, and the engine plans with what is left.

@@ -11,6 +11,7 @@ the document offers exactly what the server takes.
 
 from __future__ import annotations
 
+from translator.api.memory_operations import MEMORY_OPERATIONS
 from translator.api.operation_parts import FILE as _FILE
 from translator.api.operation_parts import KEY as _KEY
 from translator.api.operation_parts import Codes, Operation, Schema
@@ -285,6 +286,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "The documentation page's script", answer=_string(), answer_type="text/javascript"
     ),
 }
+OPERATIONS.update(MEMORY_OPERATIONS)
 # DeepL's LLM features: any method of these paths is DeepL's 403 for a plan without them.
 NOT_OFFERED_PATHS = (
     "/v2/write/rephrase",

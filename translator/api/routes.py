@@ -42,7 +42,7 @@ def routes_app(
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from translator.api import deepl, deepl_documents, deepl_glossaries, documents, glossaries, libretranslate
+    from translator.api import deepl, deepl_documents, deepl_glossaries, documents, glossaries, libretranslate, memories
     from translator.ui import routes as ui
 
     async def languages(_: Request) -> JSONResponse:
@@ -64,6 +64,7 @@ def routes_app(
                 # Document translation (translator/api/documents.py).
                 *documents.routes(get_service),
                 *glossaries.routes(get_service),  # #33
+                *memories.routes(get_service),  # #51
                 # DeepL's API (#33): text, then its glossaries and documents, which build on deepl.py
                 # (its errors and endpoint wrapper), never the other way round.
                 *deepl.routes(get_service),

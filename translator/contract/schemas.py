@@ -10,6 +10,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 from translator.contract import limits
 from translator.contract.glossary import GlossaryEntry, InlineGlossary
+from translator.contract.memory import Origin
 
 EXAMPLE_TEXT = "Life is like a box of chocolates."
 
@@ -98,6 +99,24 @@ class Payload(BaseModel):
         "without it an element the HTML path does not know separates sentences.",
     )
 
+    # Translation memories (#51): optional, so the contract without them is unchanged.
+    translation_memory: str | None = Field(
+        default=None,
+        alias="translationMemory",
+        max_length=100,
+        description="A stored translation memory (POST /memories): a record it holds (white space aside), or "
+        "holds with other numbers, placeholders or inline tags, is answered with the person's translation "
+        "and the model never sees it; every record then says its `origin`.",
+    )
+    memory_threshold: JsonInteger | None = Field(
+        default=None,
+        alias="memoryThreshold",
+        ge=0,
+        le=100,
+        description="With translationMemory: below 100, each record the model translates also reports the "
+        "memory's segments at least this similar (0-100) as `origin.fuzzy`. Default 100: none.",
+    )
+
     def kept_tags(self) -> frozenset[str]:
         """`keepTags` as the HTML parser names elements: in lower case."""
         return frozenset(name.lower() for name in self.keep_tags)
@@ -133,6 +152,11 @@ class TranslatedRecord(BaseModel):
         default=None,
         exclude_if=lambda value: value is None,
         description="With glossaryReport: the glossary entries applied to this record, in order of first use.",
+    )
+    origin: Origin | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="With translationMemory: whether the text is the memory's translation or the model's.",
     )
 
 
