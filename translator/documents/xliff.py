@@ -8,8 +8,10 @@ qualifier values: their targets get the state alone), and a 2.0 segment filled h
 `state="translated"` (2.0 has no state for "needs review") with `subState="m2m:mt-suggestion"`
 (the subState is where 2.0 puts a tool's own qualifier): left `initial`, a CAT tool would show it
 untranslated and the next pass would translate it again.
-A translated <target> is left as it is. A source with inline elements (<g>, <x/>, <ph>, <pc>) is
-left without a target: its markup is XLIFF's own, not HTML's. A source wrapped over lines (as
+A translated <target> is left as it is. A source with inline elements (<g>, <x/>, <ph>, <pc>, ...)
+is translated on the HTML path, its elements as HTML's inline tags, and its target holds each
+element as the source wrote it (xliff_inline.py); one whose elements do not all come back is left
+without a target, and reported. A source wrapped over lines (as
 pretty-printers and po2xliff write long strings) goes to the model as HTML does (its text escaped):
 a line break inside it is white space, not a sentence end, and comes back where the translation
 allows (translator/text/units.py).
@@ -26,7 +28,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from translator.documents import xmltext
+from translator.documents import xliff_inline, xmltext
 from translator.documents.model import ICU_KEPT, NO_OPTIONS, BadDocument, Document, ReadOptions, Unit
 from translator.documents.ooxml import parse_xml
 from translator.text import icu
@@ -44,7 +46,10 @@ _ACCEPTED = (
     '<xliff> in urn:oasis:names:tc:xliff:document:1.2, :2.0, :1.1 or :1.0, or in no namespace with version="1.0" '
     'or "1.1" (XLIFF 1.0, 1.1, 1.2 and 2.0)'
 )
-INLINE_KEPT = "a source with inline elements (<g>, <x/>, <ph>, <pc>, <mrk>), left without a target"
+INLINE_KEPT = (
+    "a source whose inline elements (<g>, <x/>, <ph>, <pc>, <mrk>) did not all come back in the translation, "
+    "left without a target"
+)
 _MACHINE_STATE = {"state": "needs-review-translation", "state-qualifier": "mt-suggestion"}
 # XLIFF 1.0 and 1.1: the state alone (state-qualifier's values, mt-suggestion among them, are 1.2's).
 _MACHINE_STATE_1_1 = {"state": "needs-review-translation"}
@@ -84,12 +89,20 @@ def read_xliff(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         and _to_translate(s)
     ]
     sources = [s for s in untranslated if len(s) == 0]
-    # Left without a target, and said so in the job's report (#49: never `done` over text left
-    # silently).
-    inline = [s for s in untranslated if len(s)]
-    edited = [e for source in sources for e in (source, source.getparent(), *_target(source, ns)) if e is not None]
+    marked_up = [s for s in untranslated if len(s)]
+    edited = [
+        e
+        for source in untranslated
+        for e in (source, source.getparent(), *_target(source, ns), *xliff_inline.elements(source))
+        if e is not None
+    ]
     languages = [root] if version == "2.0" else list(root.iter(f"{ns}file"))
     where = xmltext.spans(text, root, [*edited, *languages])
+    read_inline = [(source, xliff_inline.read(source, text, where)) for source in marked_up]
+    # A source that holds what is not an inline element (a processing instruction) is left without
+    # a target, and said so in the job's report (#49: never `done` over text left silently).
+    unread = [source for source, inline in read_inline if inline is None]
+    inline = [(source, inline) for source, inline in read_inline if inline is not None]
 
     def write(translations: list[str]) -> bytes:
         eol = xmltext.line_end(text)
@@ -110,13 +123,20 @@ def read_xliff(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
         states = {"1.2": _MACHINE_STATE, "2.0": {}}.get(version, _MACHINE_STATE_1_1)
         plain = [html.unescape(t) if unit.fmt == "html" else t for unit, t in zip(units, translations, strict=True)]
         document.kept.clear()
-        for source in inline:
+        for source in unread:
             document.keep(f"line {source.sourceline}", INLINE_KEPT)
-        for source, translation in zip(sources, fold(plain), strict=True):
-            if translation is None:
-                document.keep(f"line {source.sourceline}", ICU_KEPT)
+        bodies: list[tuple[Any, str | None, str]] = [
+            (source, None if translation is None else xmltext.escape_text(translation, eol), ICU_KEPT)
+            for source, translation in zip(sources, fold(plain[: len(texts)]), strict=True)
+        ]
+        bodies += [
+            (source, xliff_inline.write(held, translation, eol), INLINE_KEPT)
+            for (source, held), translation in zip(inline, translations[len(texts) :], strict=True)
+        ]
+        for source, body, why in sorted(bodies, key=lambda placed: where[placed[0]].start):
+            if body is None:
+                document.keep(f"line {source.sourceline}", why)
                 continue
-            body = xmltext.escape_text(translation, eol)
             target, anchor = _target(source, ns)
             quote = xmltext.quote_of(start_tag(source.getparent()))  # where the target has none
             if version == "2.0":
@@ -140,7 +160,7 @@ def read_xliff(data: bytes, options: ReadOptions = NO_OPTIONS) -> Document:
     # An ICU message (Angular's `{VAR_PLURAL, plural, =0 {...} other {...}}`) is its texts, each
     # translated alone, and put back into its structure (#49: translated as prose, no ICU was left).
     texts, fold = icu.expand([s.text or "" for s in sources])
-    units = [_unit(text) for text in texts]
+    units = [_unit(text) for text in texts] + [Unit(held.html, "html") for _, held in inline]
     document = Document(units, write, "application/xliff+xml")
     return document
 

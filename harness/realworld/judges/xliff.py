@@ -1,5 +1,6 @@
 """XLIFF (1.0, 1.1, 1.2, 2.0), read by lxml: the same tree, but for the targets; a target a person
-wrote comes back as it was, and every plain-text source without one gets one."""
+wrote comes back as it was, every plain-text source without one gets one, and a target written
+for a source with inline elements holds the same elements."""
 
 from __future__ import annotations
 
@@ -52,10 +53,25 @@ def judge(f: RealFile, original: bytes, answer: Answer) -> list[str]:
             and (target_b is None or not (target_b.text or "").strip())
         ):
             problems.append(f"unit {x.get('id')!r}: no translation for its plain-text source {source.text[:60]!r}")
+        elif target_a is None and source is not None and len(source) and target_b is not None:
+            # A source with inline elements: its target holds each of them once, as the source has it.
+            if _inline(source) != _inline(target_b):
+                problems.append(
+                    f"unit {x.get('id')!r}: its target's inline elements {_inline(target_b)} are not its "
+                    f"source's {_inline(source)}"
+                )
     if kept:
         problems.append(f"lxml: {len(kept)} existing targets changed, e.g. {kept[:3]}")
     problems += first_difference(_shape(a), _shape(b), "lxml: elements (targets aside)")
     return problems
+
+
+def _inline(element: Any) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The inline elements inside `element`, each its name and attributes, in no particular order."""
+    from lxml import etree
+
+    inside = [e for e in element.iterdescendants() if isinstance(e.tag, str)]
+    return sorted((etree.QName(e).localname, sorted(e.attrib.items())) for e in inside)
 
 
 def _shape(root: Any) -> list[tuple[Any, ...]]:

@@ -69,6 +69,14 @@ EXPECTED_V12 = [
     ),
     ([], [f"        <target {MACHINE}>La vie, c'est comme une boîte de chocolats.</target>"]),
     (["        <target state='new'/>"], [f"        <target {MACHINE}>Allons nous promener dans le parc.</target>"]),
+    # Inline elements as the source wrote them, around the words they held (not a corpus sentence here).
+    (
+        [],
+        [
+            f"        <target {MACHINE}>Where is the <g id='1' ctype='x-html-a'>library</g>?<x id='2' ctype='lb'/>"
+            "</target>"
+        ],
+    ),
     # A target whose attributes are double quoted keeps its quotes.
     (
         ['        <target state="needs-translation"></target>'],
@@ -96,6 +104,7 @@ def test_the_result_reads_back_as_the_translations():
         "home.title": ("La vie, c'est comme une boîte de chocolats.", *machine),
         "home.walk": ("Allons nous promener dans le parc.", *machine),
         "home.weather": ("Il fait très beau aujourd'hui !", "translated", None),  # a person's
+        "cart.link": ("Where is the ", *machine),
         "cart.price": ("Combien ça coûte?", *machine),
         "footer.thanks": ("Merci pour le dîner.", *machine),
     }
@@ -113,7 +122,7 @@ def test_a_file_already_in_the_target_language_comes_back_as_it_was_but_its_targ
     source = V12.replace("datatype='plaintext'>", "datatype='plaintext' target-language='fr'>")
     changed = [old for old, _ in hunks(source, identity("shop.xlf", source.encode()).decode())]
     empty = ["        <target state='new'/>"], ['        <target state="needs-translation"></target>']
-    assert changed == [[], *empty, []]
+    assert changed == [[], empty[0], [], empty[1], []]
 
 
 V20 = """<?xml version="1.0" encoding="UTF-8"?>
@@ -163,6 +172,8 @@ EXPECTED_V20 = [
     (["      <segment>"], ['      <segment state="translated" subState="m2m:mt-suggestion">']),
     ([], ["        <target>La vie, c'est comme une boîte de chocolats.</target>"]),
     (["      <segment>"], ['      <segment state="translated" subState="m2m:mt-suggestion">']),
+    ([], ['        <target>Where is the <pc id="1" dataRefStart="d1">library</pc>?<ph id="2"/></target>']),
+    (["      <segment>"], ['      <segment state="translated" subState="m2m:mt-suggestion">']),
     ([], ["        <target>Elle est à côté de la mairie.</target>"]),
     (['      <segment state="initial">'], ['      <segment state="translated" subState="m2m:mt-suggestion">']),
     (["        <target/>"], ["        <target>Je voudrais un café, s'il vous plaît.</target>"]),
@@ -180,13 +191,19 @@ def test_xliff_2_only_the_targets_written_and_the_target_language_change():
 def test_a_translation_is_escaped_and_its_lines_end_as_the_files_do():
     source = V20.replace("\n", "\r\n").encode()
     document = read_document("shop.xlf", source, "fr")
-    written = ['Tom & Jerry <b>\n"s\'il" ]]>', "x", "y\u0001"]
+    written = [
+        'Tom & Jerry <b>\n"s\'il" ]]>',
+        "x",
+        "y\u0001",
+        'O&ugrave; &amp; <span data-x="0">l&agrave;</span><code data-x="1"></code>',
+    ]
     root = etree.fromstring(document.write(written))
     targets = [t.text for t in root.iter("{urn:oasis:names:tc:xliff:document:2.0}target")]
-    assert targets == ['Tom & Jerry <b>\n"s\'il" ]]>', "Il fait très beau aujourd'hui !", "x", "y"]
+    assert targets == ['Tom & Jerry <b>\n"s\'il" ]]>', "Il fait très beau aujourd'hui !", "Où & ", "x", "y"]
     out = document.write(written)
     assert b'<target>Tom &amp; Jerry &lt;b&gt;\r\n"s\'il" ]]&gt;</target>' in out
     assert out.count(b"\n") == out.count(b"\r\n")
+    assert '<target>Où &amp; <pc id="1" dataRefStart="d1">là</pc><ph id="2"/></target>'.encode() in out
 
 
 def test_the_declared_encoding_is_kept_and_what_it_cannot_hold_is_a_reference():
@@ -474,8 +491,114 @@ def test_a_source_wrapped_over_lines_is_one_sentence_and_its_break_comes_back():
 
 
 def test_a_source_left_without_a_target_is_named_in_the_report():
-    # "Where is the <g>library</g>?" holds XLIFF's own inline markup: no target is written for it,
-    # and the document says so, where, and why (the job reports it: never `done` silently).
+    # "Where is the <g>library</g>?<x/>": a translation that lost the <x/> gets no target, and the
+    # document says so, where, and why (the job reports it: never `done` silently).
     document = read_document("shop.xlf", V12.encode(), "fr")
-    document.write([unit.text for unit in document.units])
+    out = document.write([unit.text.replace('<code data-x="1"></code>', "") for unit in document.units])
     assert document.kept == [f"line 23: {INLINE_KEPT}"]
+    assert "<target" not in out.decode().partition("cart.link")[2].partition("</trans-unit>")[0]
+
+
+INLINE_V12 = """<xliff version='1.2' xmlns='urn:oasis:names:tc:xliff:document:1.2'>
+<file original='a' source-language='en' datatype='html'><body>
+<trans-unit id='1'>\
+<source>Life is like a <g id='1' ctype='bold'>box</g> of chocolates.<x id='2' ctype='lb'/></source></trans-unit>
+<trans-unit id='2'><source><bpt id='3'>&lt;b&gt;</bpt>Thank you<ept id='3'>&lt;/b&gt;</ept> for dinner. \
+<ph id='4'>{{name}}</ph> <mrk mtype='protected'>%s</mrk></source></trans-unit>
+</body></file></xliff>"""
+INLINE_V20 = """<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en">
+<file id="f"><unit id="1"><originalData><data id="d1">&lt;b&gt;</data><data id="d2">&lt;/b&gt;</data></originalData>
+<segment>\
+<source>Life is like a <pc id="1" dataRefStart="d1" dataRefEnd="d2">box</pc> of chocolates.<ph id="2"/></source>
+</segment></unit>
+<unit id="2"><segment><source><sc id="3"/>Thank you<ec startRef="3"/> for dinner. <mrk id="m1" translate="no">%s</mrk> \
+<pc id="4"><pc id="5">Yes</pc></pc></source></segment></unit></file></xliff>"""
+# A model that knows these sentences and the fragments the HTML path asks for where it cannot
+# place every element in one translation (translator/text/plan.py's second round).
+INLINE_MODEL = {
+    "Life is like a box of chocolates.": "La vie est comme une boîte de chocolats.",
+    "Life is like a": "La vie est comme une",
+    "box": "boîte",
+    "of chocolates.": "de chocolats.",
+    "Thank you for dinner.": "Merci pour le dîner.",
+    "Thank you": "Merci",
+    "for dinner.": "pour le dîner.",
+    "Yes": "Oui",
+}
+
+
+def through_the_html_path(document) -> list[str]:
+    """Each unit translated as the service does (its plan, two rounds), by INLINE_MODEL."""
+    from translator.contract import limits
+    from translator.text.plan import plan_record
+
+    out = []
+    for unit in document.units:
+        plan = plan_record(unit.text, "en", limits.MAX_PIECE_CHARS, "fr", unit.fmt)
+        resolution = plan.resolve([INLINE_MODEL.get(text, text) for text in plan.first_round])
+        out.append(resolution.render([INLINE_MODEL.get(text, text) for text in resolution.second_round]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            INLINE_V12,
+            [
+                "La vie est comme une <g id='1' ctype='bold'>boîte</g> de chocolats.<x id='2' ctype='lb'/>",
+                "<bpt id='3'>&lt;b&gt;</bpt>Merci<ept id='3'>&lt;/b&gt;</ept> pour le dîner. "
+                "<ph id='4'>{{name}}</ph> <mrk mtype='protected'>%s</mrk>",
+            ],
+        ),
+        (
+            INLINE_V20,
+            [
+                'La vie est comme une <pc id="1" dataRefStart="d1" dataRefEnd="d2">boîte</pc> '
+                'de chocolats.<ph id="2"/>',
+                '<sc id="3"/>Merci<ec startRef="3"/> pour le dîner. <mrk id="m1" translate="no">%s</mrk> '
+                '<pc id="4"><pc id="5">Oui</pc></pc>',
+            ],
+        ),
+    ],
+    ids=["1.2", "2.0"],
+)
+def test_a_source_with_inline_elements_is_translated_each_element_as_written(source, expected):
+    # #49: such a source was left untranslated (reported); its words are translated now on the
+    # HTML path, and each element comes back once, as the source wrote it, around its words.
+    document = read_document("a.xlf", source.encode(), "fr")
+    assert all(unit.fmt == "html" for unit in document.units)
+    out = document.write(through_the_html_path(document)).decode()
+    assert document.kept == []
+    targets = [t.partition(">")[2].partition("</target>")[0] for t in out.split("<target")[1:]]
+    assert targets == expected
+    etree.fromstring(out.encode())  # well-formed
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: t.replace('<code data-x="1"></code>', ""),  # a code lost
+        lambda t: t + '<code data-x="1"></code>',  # a code twice
+        lambda t: t.replace('<span data-x="0">', "").replace("</span>", "", 1),  # a wrapping element lost
+        lambda t: t.replace('data-x="0"', 'data-x="7"'),  # one the source did not have
+        lambda t: t + "<b>!</b>",  # an element of the translation's own
+    ],
+    ids=["lost", "twice", "unwrapped", "unknown", "foreign"],
+)
+def test_a_source_whose_elements_do_not_come_back_as_they_went_is_left_and_reported(change):
+    document = read_document("a.xlf", INLINE_V12.encode(), "fr")
+    first, second = (unit.text for unit in document.units)
+    out = document.write([change(first), second]).decode()
+    assert out.count("<target") == 1  # the second unit's
+    assert document.kept == [f"line 3: {INLINE_KEPT}"]
+
+
+def test_paired_codes_put_out_of_their_order_are_not_written():
+    # 2.0's <ec/> before its <sc/> would not be XLIFF: the source is kept and reported.
+    document = read_document("a.xlf", INLINE_V20.encode(), "fr")
+    first, second = (unit.text for unit in document.units)
+    swapped = second.replace('data-x="0"', "@").replace('data-x="1"', 'data-x="0"').replace("@", 'data-x="1"')
+    assert swapped.startswith('<code data-x="1"></code>Thank you<code data-x="0"></code>')
+    document.write([first, swapped])
+    assert document.kept == [f"line 5: {INLINE_KEPT}"]
