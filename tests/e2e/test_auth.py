@@ -127,7 +127,16 @@ def test_keys_guard_translation_and_never_reach_the_log(fixture_model: Path, tmp
 
 
 # A value for each path parameter of the app's routes.
-SAMPLES = {"job": "0" * 32, "glossary_id": "x", "document_id": "0" * 32, "name": "x.txt", "rest": "x"}
+SAMPLES = {
+    "job": "0" * 32,
+    "glossary_id": "x",
+    "document_id": "0" * 32,
+    "name": "x.txt",
+    "rest": "x",
+    "memory_id": "x",
+    "translation_memory_id": "x",
+    "job_id": "x",
+}
 
 
 def every_route_refused_without_a_key(url: str) -> list[str]:

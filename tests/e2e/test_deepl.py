@@ -401,9 +401,60 @@ def test_deepls_llm_features_are_a_403_that_says_so(server, call, message):
         call(client)
 
 
-def test_deepls_translation_memory_routes_are_a_403_that_says_so(server):
-    refused = requests.delete(f"{server.url}/deepl/v3/translation_memories/tm-1", timeout=30)
-    assert refused.status_code == 403 and "Translation memories" in refused.json()["message"]
+def test_deepls_translation_memory_calls_work_with_deepls_own_client(server):
+    """deepl-python 1.32's translation-memory calls (#51): list, get, a page of segments, translate
+    with a memory and a threshold, delete; a memory made through the native API from a person's work."""
+    people = {"Good morning, everyone!": "Guten Morgen allerseits! (von Hand)", "Page 1 of 10": "Seite 1 von 10"}
+    created = requests.post(
+        f"{server.url}/memories",
+        json={
+            "name": "handbook",
+            "sourceLang": "en",
+            "segments": [{"source": s, "targetLang": "de-DE", "target": t} for s, t in people.items()],
+        },
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    memory_id = created.json()["memoryId"]
+    client = deepl.DeepLClient("any-key-when-keys-are-off", server_url=server.url)
+    listed = {m.translation_memory_id: m for m in client.list_translation_memories()}
+    mine = listed[memory_id]
+    assert (mine.name, mine.source_language, mine.target_languages, mine.segment_count) == ("handbook", "en", ["de"], 2)
+    assert mine.creation_time is not None
+    assert client.get_translation_memory(memory_id).name == "handbook"
+
+    model_text = "Tickets are cheaper for students."
+    results = client.translate_text(
+        ["Good morning, everyone!", model_text, "Page 4 of 12"],
+        source_lang="EN",
+        target_lang="DE",
+        translation_memory=mine,
+        translation_memory_threshold=80,
+    )
+    assert [r.text for r in results] == [
+        "Guten Morgen allerseits! (von Hand)",
+        translation_of(model_text, "en", "de"),
+        "Seite 4 von 12",
+    ]
+
+    first = client.list_translation_memory_segments(memory_id, page_size=1)
+    assert [s.source_text for s in first] == ["Good morning, everyone!"] and first.segment_count == 2
+    assert [(t.target_language, t.target_text) for t in first.segments[0].targets] == [
+        ("de", people["Good morning, everyone!"])
+    ]
+    second = client.list_translation_memory_segments(memory_id, page_size=1, page_cursor=first.next_page_cursor)
+    assert [s.source_text for s in second] == ["Page 1 of 10"] and second.next_page_cursor is None
+    found = client.list_translation_memory_segments(memory_id, filter_text="SEITE")
+    assert [s.source_text for s in found] == ["Page 1 of 10"]
+    assert len(client.list_translation_memory_segments(memory_id, filter_text="SEITE", filter_case_sensitive=True)) == 0
+
+    # DeepL's upload-URL import is not offered: the native routes import files.
+    with pytest.raises(deepl.AuthorizationException, match="not offered"):
+        client.create_translation_memory_import("legal.tmx", 100)
+    client.delete_translation_memory(memory_id)
+    assert memory_id not in {m.translation_memory_id for m in client.list_translation_memories()}
+    with pytest.raises(deepl.DeepLException, match="translation memory"):
+        client.translate_text("Hello", source_lang="EN", target_lang="DE", translation_memory=memory_id)
 
 
 @pytest.mark.parametrize("api", ["deepl", "libretranslate"])

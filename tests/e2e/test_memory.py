@@ -154,3 +154,19 @@ def test_the_routes_and_their_refusals(server):
     assert requests.delete(f"{server.url}/memories/{memory_id}", timeout=30).status_code == 204
     refused(requests.delete(f"{server.url}/memories/{memory_id}", timeout=30), 404, "memory_id")
     refused(translate(server, ["Hello"], translationMemory=memory_id), 404, "payload.translationMemory")
+
+
+def test_a_memory_on_the_libretranslate_api_and_clients_that_do_not_send_one(server):
+    memory = create_memory(server, "lt", "en", [("Welcome to Berlin!", "de", "Herzlich willkommen in Berlin!")])
+    url = f"{server.url}/libretranslate/translate"
+    body = {"q": ["Welcome to Berlin!", "Do you speak German?"], "source": "en", "target": "de"}
+    answer = requests.post(url, json={**body, "translation_memory": memory["memoryId"]}, timeout=60).json()
+    assert answer["translatedText"] == [
+        "Herzlich willkommen in Berlin!",
+        translation_of("Do you speak German?", "en", "de"),
+    ]
+    assert [o["kind"] for o in answer["origin"]] == ["memory", "model"]
+    plain = requests.post(url, json=body, timeout=60).json()
+    assert plain == {"translatedText": [translation_of(t, "en", "de") for t in body["q"]]}
+    unknown = requests.post(url, json={**body, "translation_memory": UNKNOWN}, timeout=60)
+    assert unknown.status_code == 404 and "translation_memory" in unknown.json()["error"], unknown.text

@@ -12,6 +12,7 @@ from translator.api.deepl import (
     NotOffered,
     choice,
     languages_and_options,
+    memory_options,
     parse_entries,
     tag_names,
 )
@@ -98,11 +99,6 @@ REFUSALS = {
         "'custom_instructions'.* is not offered by this server",
     ),
     "style rules": ({"target_lang": "DE", "style_id": "x"}, NotOffered, "'style_id'.* is not offered by this server"),
-    "translation memories": (
-        {"target_lang": "DE", "translation_memory_id": "x"},
-        NotOffered,
-        "'translation_memory_id'.* is not offered by this server",
-    ),
     "two glossary ids": (
         {"target_lang": "DE", "source_lang": "EN", "glossary_ids": ["g", "h"]},
         InvalidRequest,
@@ -125,6 +121,28 @@ REFUSALS = {
 def test_a_translate_parameter_deepl_refuses_is_refused_in_its_words(params, refusal, message):
     with pytest.raises(refusal, match=message):
         options(**params)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, (None, None)),
+        ({"translation_memory_id": "tm"}, ("tm", None)),
+        ({"translation_memory_id": "tm", "translation_memory_threshold": "75"}, ("tm", 75)),
+        ({"translation_memory_id": "tm", "translation_memory_threshold": 0}, ("tm", 0)),
+        ({"translation_memory_id": "tm", "translation_memory_threshold": 101}, "from 0 to 100"),
+        ({"translation_memory_id": "tm", "translation_memory_threshold": "7.5"}, "from 0 to 100"),
+        ({"translation_memory_id": "tm", "translation_memory_threshold": True}, "from 0 to 100"),
+        ({"translation_memory_threshold": 80}, "requires 'translation_memory_id'"),
+    ],
+)
+def test_translation_memory_parameters_are_checked_as_deepls_client_checks_them(params, expected):
+    # deepl-python refuses a threshold without a memory, or outside 0-100, before sending (#51).
+    if isinstance(expected, str):
+        with pytest.raises(InvalidRequest, match=expected):
+            memory_options(params)
+    else:
+        assert memory_options(params) == expected
 
 
 def test_what_is_not_offered_is_a_403():

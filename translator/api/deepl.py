@@ -41,6 +41,7 @@ from translator.api.deepl_params import (
     NotOffered,
     choice,
     languages_and_options,
+    memory_options,
     tag_names,
     texts_of,
 )
@@ -91,6 +92,7 @@ async def translate(request: Any, handler: Any) -> dict[str, Any]:
     choice(params, "tag_handling_version", TAG_HANDLING_VERSIONS)
     choice(params, "split_sentences", SPLIT_SENTENCES)  # sentences are always split: checked, no effect
     model_type = choice(params, "model_type", MODEL_TYPES)
+    memory_id, _ = memory_options(params)
     try:
         payload = Payload(
             fromLang=source,
@@ -100,6 +102,10 @@ async def translate(request: Any, handler: Any) -> dict[str, Any]:
             glossaryId=glossary_id,
             # Kept inside the sentence around them, as placeholders are (Weblate's `<x id="1"></x>`).
             keepTags=tag_names(params, "ignore_tags"),
+            # A memory's exact and substituted matches are answered as its people wrote them. DeepL's
+            # threshold is checked and taken, but a fuzzy match is never passed off as the translation
+            # here, and DeepL's answer has no field to report one in (docs/api.md).
+            translationMemory=memory_id,
         )
     except ValidationError as exc:  # a glossary_id too long to be one, a tag name that is none
         raise InvalidRequest(f"Invalid request: {validation_message(exc.errors())}") from None
@@ -184,7 +190,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
     ] + [
         (f"{v3}{path}{below}", not_offered(feature))
         for v3 in V3_PATHS
-        for path, feature in (("/style_rules", "Style rules"), ("/translation_memories", "Translation memories"))
+        for path, feature in (("/style_rules", "Style rules"),)
         for below in ("", "/{rest:path}")
     ]
     every = ["GET", "POST", "PUT", "PATCH", "DELETE"]

@@ -142,11 +142,27 @@ def languages_and_options(params: dict[str, Any], supported: frozenset[str]) -> 
     for name, feature in (
         ("custom_instructions", "Custom instructions ('custom_instructions')"),
         ("style_id", "Style rules ('style_id')"),
-        ("translation_memory_id", "Translation memories ('translation_memory_id')"),
     ):
         if params.get(name) not in (None, "", []):
             raise NotOffered(feature)
     return source, target, glossary_id
+
+
+def memory_options(params: dict[str, Any]) -> tuple[str | None, int | None]:
+    """`translation_memory_id` and `translation_memory_threshold` (#51), checked as deepl-python
+    checks them before sending: a threshold is a whole number from 0 to 100, and needs a memory."""
+    memory_id = one(params, "translation_memory_id") or None
+    raw = params.get("translation_memory_threshold")
+    if raw in (None, ""):
+        return memory_id, None
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)) or not str(raw).strip().isdigit():
+        raise InvalidRequest("Value for 'translation_memory_threshold' not supported: a whole number from 0 to 100.")
+    threshold = int(str(raw))
+    if threshold > 100:
+        raise InvalidRequest("Value for 'translation_memory_threshold' not supported: a whole number from 0 to 100.")
+    if memory_id is None:
+        raise InvalidRequest("Parameter 'translation_memory_threshold' requires 'translation_memory_id'.")
+    return memory_id, threshold
 
 
 def parse_entries(text: str, entries_format: str, field: str = "entries") -> dict[str, str]:

@@ -67,13 +67,18 @@ LIBRETRANSLATE = ErrorShape(
         (re.escape("payload.records"), "q"),
         (re.escape("payload.glossaryId"), "glossary_id"),
         (re.escape("payload.glossary"), "glossary"),
+        (re.escape("payload.translationMemory"), "translation_memory"),
     ),
     detail=False,
     headers=CORS,
 )
 DEEPL = ErrorShape(
     # `payload.records.3.text` is `text.3`.
-    fields=((r"payload\.records(\.\d+)?(\.text)?", r"text\1"), (r"(?:payload\.)?\bglossaryId\b", "glossary_id")),
+    fields=(
+        (r"payload\.records(\.\d+)?(\.text)?", r"text\1"),
+        (r"(?:payload\.)?\bglossaryId\b", "glossary_id"),
+        (r"(?:payload\.)?\btranslationMemory\b", "translation_memory_id"),
+    ),
     # "error" too: the edge passes an error body on as it is when it has one
     # (translator/api/json_errors.py).
     message_keys=("message", "error"),

@@ -193,6 +193,7 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
         format="html" if fmt == "html" else "text",
         alternatives=alternatives,
         **_glossary(params),
+        **_memory(params),
     )
     result = await service.handler.translate(payload, options_of(request.headers, request.receive))
     translated = [record.text for record in result.result]
@@ -203,7 +204,21 @@ async def translate(request: Any, service: Service) -> dict[str, Any]:
     if alternatives:
         others = [record.alternatives or [] for record in result.result]
         body["alternatives"] = others if is_list else others[0]
+    if payload.translation_memory is not None:
+        origins = [record.origin.model_dump(mode="json") for record in result.result if record.origin is not None]
+        body["origin"] = origins if is_list else origins[0]
     return body
+
+
+def _memory(params: dict[str, Any]) -> dict[str, Any]:
+    """This server's extension (#51): `translation_memory`, a stored memory's id (POST /memories); its
+    records come back as people translated them, and the answer says each text's `origin`."""
+    memory_id = params.get("translation_memory")
+    if memory_id in (None, ""):
+        return {}
+    if not isinstance(memory_id, str) or len(memory_id) > 100:
+        raise InvalidRequest("Invalid request: translation_memory must be a translation memory's id")
+    return {"translationMemory": memory_id}
 
 
 def _glossary(params: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ _IMPORTED = object_(
     notes={"type": "array", "items": string()},
 )
 _ADDED = {**_INFO, "properties": {**_INFO["properties"], "imported": _IMPORTED}}
+_NOT_OFFERED = Operation("Not offered here: a 403 that says so (POST /memories imports)", status=403, answer=None)
 _DEEPL_MEMORY = object_(
     ["translation_memory_id", "name", "source_language", "target_languages", "segment_count"],
     translation_memory_id=string(),
@@ -102,4 +103,8 @@ MEMORY_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/v3/translation_memories/{translation_memory_id}/segments"): Operation(
         "A page of a translation memory's segments (DeepL)", query=_segments_query
     ),
+    # DeepL's upload-URL import and export jobs: memories are filled through POST /memories.
+    ("POST", "/v3/translation_memories/import"): _NOT_OFFERED,
+    ("GET", "/v3/translation_memories/jobs/{job_id}"): _NOT_OFFERED,
+    ("POST", "/v3/translation_memories/{translation_memory_id}/export"): _NOT_OFFERED,
 }

@@ -71,6 +71,7 @@ def _lt_translate(codes: Codes) -> Schema:
         format=_optional(_string(enum=["text", "html"])),
         # Up to the server's MAX_ALTERNATIVES; more is taken as that many, as LibreTranslate does.
         alternatives={"type": "integer"},
+        translation_memory=_string(maxLength=100),
         api_key=_KEY,
     )
 
@@ -103,6 +104,8 @@ def _deepl_translate(codes: Codes) -> Schema:
         ),
         tag_handling=_optional(_string(enum=["html", "xml"])),
         glossary_id=_optional(_string()),
+        translation_memory_id=_optional(_string()),
+        translation_memory_threshold={"type": "integer", "minimum": 0, "maximum": 100},
         auth_key=_KEY,
     )
 
@@ -293,8 +296,6 @@ NOT_OFFERED_PATHS = (
     "/v2/write/correct",
     "/v3/style_rules",
     "/v3/style_rules/{rest}",
-    "/v3/translation_memories",
-    "/v3/translation_memories/{rest}",
 )
 
 

@@ -42,7 +42,16 @@ def routes_app(
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from translator.api import deepl, deepl_documents, deepl_glossaries, documents, glossaries, libretranslate, memories
+    from translator.api import (
+        deepl,
+        deepl_documents,
+        deepl_glossaries,
+        deepl_memories,
+        documents,
+        glossaries,
+        libretranslate,
+        memories,
+    )
     from translator.ui import routes as ui
 
     async def languages(_: Request) -> JSONResponse:
@@ -70,6 +79,7 @@ def routes_app(
                 *deepl.routes(get_service),
                 *deepl_glossaries.routes(get_service),
                 *deepl_documents.routes(get_service),
+                *deepl_memories.routes(get_service),  # #51
                 # The page for people (translator/ui/).
                 *ui.routes(get_languages),
             ]
