@@ -2,14 +2,17 @@
 
 A target is taken where its unit is approved (1.x `approved="yes"`), or where its state (1.x's on
 `<target>`, 2.0's on `<segment>`) is absent or says it is done: 1.x `translated`, `signed-off`,
-`final`; 2.0 `translated`, `reviewed`, `final`. Left out, each with a note: states asking for work
-(`new`, `needs-translation`, `initial`, 1.x's `needs-review-*` and `needs-adaptation`...), a
-machine's suggestion (1.2's `state-qualifier="mt-suggestion"`, 2.0's `subState` this service
-writes on its own targets), units marked `translate="no"`, a PO header (translate-toolkit's po2xliff
-writes it as a unit), empty targets, and units whose source or
+`final`; 2.0 `translated`, `reviewed`, `final` (an absent 2.0 state is `initial` by the standard,
+but a target is there: taken, as translator/documents/xliff.py takes it).
+
+Left out, each with a note: states asking for work (`new`, `needs-translation`, `initial`, 1.x's
+`needs-review-*`...), a machine's suggestion (1.2's `state-qualifier="mt-suggestion"`, the 2.0
+`subState` this service writes on its own targets), units marked `translate="no"`, a PO header
+(translate-toolkit's po2xliff writes it as a unit), empty targets, and units whose source or
 target holds inline elements (`<g>`, `<x/>`, `<ph>`, `<bpt>`, 2.0's `<pc>`, `<ph/>`...): their
-markup is XLIFF's own, standing for codes kept in the file's skeleton, which a request never
-holds (the document reader leaves such sources untranslated too: translator/documents/xliff.py).
+markup is XLIFF's own, ids standing for codes kept elsewhere in the file, which no request to
+translate a text holds (the document reader sends them to the model as spans of its own:
+translator/documents/xliff_inline.py).
 A 1.x unit's `<alt-trans>` (a memory's suggestions) is not read.
 
 Languages: 1.x `<file source-language target-language>` (per file), 2.0 `<xliff srcLang trgLang>`;
