@@ -170,3 +170,30 @@ def test_a_memory_on_the_libretranslate_api_and_clients_that_do_not_send_one(ser
     assert plain == {"translatedText": [translation_of(t, "en", "de") for t in body["q"]]}
     unknown = requests.post(url, json={**body, "translation_memory": UNKNOWN}, timeout=60)
     assert unknown.status_code == 404 and "translation_memory" in unknown.json()["error"], unknown.text
+
+
+def test_a_tmx_from_elsewhere_is_imported_by_a_form(server):
+    tmx = b"""<?xml version="1.0" encoding="UTF-8"?>
+<tmx version="1.4"><header creationtool="OmegaT" creationtoolversion="6" segtype="sentence" o-tmf="OmegaT"
+ adminlang="EN-US" srclang="EN-US" datatype="plaintext"/>
+<body><tu><tuv xml:lang="EN-US"><seg>Press <bpt i="1">&lt;b&gt;</bpt>OK<ept i="1">&lt;/b&gt;</ept>.</seg></tuv>
+<tuv xml:lang="FR-FR">\
+<seg>Appuyez sur <bpt i="1">&lt;b&gt;</bpt>OK<ept i="1">&lt;/b&gt;</ept>.</seg></tuv></tu></body></tmx>"""
+    created = requests.post(
+        f"{server.url}/memories",
+        data={"name": "omegat", "sourceLang": "en"},
+        files={"file": ("project.tmx", tmx, "application/x-tmx+xml")},
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["imported"] == {"segments": 1, "skipped": 0, "notes": []}
+    memory_id = created.json()["memoryId"]
+    html = translate(server, ["Press <b>OK</b>."], target="fr", translationMemory=memory_id, format="html")
+    assert html.json()["result"][0]["text"] == "Appuyez sur <b>OK</b>."
+    broken = requests.post(
+        f"{server.url}/memories",
+        data={"name": "broken", "sourceLang": "en"},
+        files={"file": ("broken.tmx", b"<tmx><body><tu>", "application/xml")},
+        timeout=30,
+    )
+    assert broken.status_code == 400 and "file" in broken.json()["error"], broken.text

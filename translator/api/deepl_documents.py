@@ -28,7 +28,8 @@ from typing import Any
 from translator.api import access, documents
 from translator.api.auth import api_keys
 from translator.api.deepl import V2_PATHS, answering
-from translator.api.deepl_params import languages_and_options, one
+from translator.api.deepl_params import languages_and_options, memory_options, one
+from translator.api.job_memory import job_memory
 from translator.api.params import read_params
 from translator.contract.errors import InvalidRequest, TranslationError, Unavailable
 from translator.documents import jobs
@@ -113,6 +114,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
         params: dict[str, Any] = {**request.query_params, **fields}
         key = access.offered(request.scope)
         source, target, glossary_id = languages_and_options(params, handler.languages)
+        memory_options(params)  # checked as on translate; a document's fuzzy matches have nowhere to go
         if source != AUTO and handler.canonical(source) == handler.canonical(target):
             raise InvalidRequest(SAME_LANGUAGE)
         file.filename = upload_filename(params, file)
@@ -130,6 +132,7 @@ def routes(get_service: Callable[[], Any]) -> list[Any]:
                 key,
                 glossary,
                 deepl={"key": _digest(document_key)},
+                memory=job_memory(params, "translation_memory_id"),
             )
         except (UnsupportedDocument, BadDocument) as exc:  # DeepL's words for a file it does not take
             raise InvalidRequest(f"Invalid file data: {exc.message}") from None

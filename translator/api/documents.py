@@ -18,6 +18,7 @@ from translator.api import access
 from translator.api.endpoints import CORS, NATIVE, endpoint
 from translator.api.endpoints import LIBRETRANSLATE as LIBRETRANSLATE_ERRORS
 from translator.api.glossaries import stored_terms
+from translator.api.job_memory import JobMemory, job_memory, prepared
 from translator.api.libretranslate import PREFIX, Service, normalize_code
 from translator.contract import limits
 from translator.contract.errors import (
@@ -113,11 +114,14 @@ async def start_job(
     glossary: tuple[str, str] | None = None,
     deepl: dict[str, Any] | None = None,
     encoding: str | None = None,
+    memory: JobMemory | None = None,
 ) -> JobState:
     """`glossary`: a stored glossary's id and the form field that named it, checked against the
     languages before any job exists (each chunk of the job then applies it, as a request would);
     `deepl`: DeepL's job, with its document key's digest (translator/api/deepl_documents.py);
-    `encoding`: a text file's encoding as the client named it (the form's `encoding`)."""
+    `encoding`: a text file's encoding as the client named it (the form's `encoding`); `memory`: a
+    translation memory the job's texts are matched against (translator/api/job_memory.py), which
+    with learning on first takes the file's own translations people made."""
     if glossary is not None:
         glossary_id, field = glossary
         handler = service.handler
@@ -126,6 +130,7 @@ async def start_job(
     data = await upload.read()
     encoding = encoding or None
     document = await asyncio.to_thread(read_file, filename, data, target, encoding)
+    learned = await prepared(memory, service.handler, source, target, filename, data) if memory else None
     state = store.create(filename, source, target, len(document.units), jobs.owner_of(key))
     state.content_type = document.content_type
     state.encoding = encoding  # read the same way again by a worker that resumes the job
@@ -134,6 +139,8 @@ async def start_job(
     state.deepl = deepl
     if glossary is not None:
         state.glossary_id = glossary[0]
+    if memory is not None:
+        state.memory_id, state.learned = memory.memory_id, learned
     store.save_source(state.id, data)  # a restarted worker's job resumes from it
     store.save(state)
     _launch(state.id, jobs.run(store, state, document, service.handler.translate))
@@ -186,7 +193,10 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         target = _language(fields.get("toLang"), "toLang", languages, auto=False)
         key = access.offered(request.scope)
         glossary = _glossary(fields, "glossaryId")
-        state = await start_job(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
+        memory = job_memory(fields, "translationMemory", "memoryLearn")
+        state = await start_job(
+            store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"), memory=memory
+        )
         return jobs.public(state)
 
     def _found(request: Request) -> JobState | None:
@@ -229,7 +239,10 @@ def routes(get_service: Callable[[], Service]) -> list[Any]:
         target = _language(fields.get("target"), "target", languages, auto=False)
         key = access.offered(request.scope)
         glossary = _glossary(fields, "glossary_id")
-        state = await start_job(store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"))
+        memory = job_memory(fields, "translation_memory")
+        state = await start_job(
+            store, upload, source, target, service, key, glossary, encoding=fields.get("encoding"), memory=memory
+        )
         await _wait(state.id, request)
         final = store.load(state.id) or state
         if final.status != "done":

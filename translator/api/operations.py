@@ -32,6 +32,9 @@ _JOB = _object(
     error=_string(),
     warning=_string(),
     untranslated=_object(["count", "where"], count={"type": "integer"}, where={"type": "array", "items": _string()}),
+    translationMemory=_string(),
+    memoryHits={"type": "integer"},
+    learned={"type": "integer"},
 )
 _GLOSSARY_ENTRIES = {"type": "array", "items": _object(["source", "target"], source=_string(), target=_string())}
 _LT_LANGUAGES = {
@@ -49,6 +52,8 @@ def _native_documents(codes: Codes) -> Schema:
         toLang=_string(enum=codes.languages),
         glossaryId=_string(),
         encoding=_string(),
+        translationMemory=_string(maxLength=100),
+        memoryLearn=_string(enum=["true", "false"]),
     )
 
 
@@ -81,6 +86,7 @@ def _lt_file(codes: Codes) -> Schema:
         ["source", "target"],
         source=_string(enum=["auto", *codes.languages]),
         target=_string(enum=codes.languages),
+        translation_memory=_string(maxLength=100),
         api_key=_KEY,
     )
 
@@ -148,6 +154,7 @@ def _deepl_document(codes: Codes) -> Schema:
         ["target_lang"],
         target_lang=_string(enum=codes.deepl_targets),
         source_lang=_string(enum=codes.deepl_sources),
+        translation_memory_id=_string(),
         glossary_id=_string(),
         auth_key=_KEY,
     )

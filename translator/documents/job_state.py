@@ -40,6 +40,10 @@ class JobState:
     encoding: str | None = None  # a text file's, as the client named it: read so again on resuming
     untranslated: dict[str, Any] | None = None  # texts the writer kept as they were, and why
     characters: int = 0  # billed, as DeepL's document status answers them
+    # A translation memory (#51): the job's texts it holds come back as people wrote them.
+    memory_id: str | None = None
+    memory_hits: int | None = None  # texts the memory answered (set when the job is done)
+    learned: int | None = None  # people's translations the file held, added to the memory (opt-in)
     # DeepL's job (translator/api/deepl_documents.py): the digest of its document key, with which
     # alone it is read; the native routes do not show it.
     deepl: dict[str, Any] | None = None
@@ -96,6 +100,9 @@ class JobState:
             encoding=data.get("encoding"),
             untranslated=data.get("untranslated"),
             deepl=data.get("deepl"),
+            memory_id=data.get("translationMemory"),
+            memory_hits=data.get("memoryHits"),
+            learned=data.get("learned"),
         )
 
     def public(self) -> dict[str, Any]:
@@ -125,6 +132,9 @@ _OPTIONAL = (
     ("encoding", "encoding"),
     ("untranslated", "untranslated"),
     ("deepl", "deepl"),
+    ("memory_id", "translationMemory"),
+    ("memory_hits", "memoryHits"),
+    ("learned", "learned"),
 )
 _PUBLIC = (
     ("detected_language", "detectedLanguage"),
@@ -133,4 +143,7 @@ _PUBLIC = (
     ("error", "error"),
     ("warning", "warning"),
     ("untranslated", "untranslated"),
+    ("memory_id", "translationMemory"),
+    ("memory_hits", "memoryHits"),
+    ("learned", "learned"),
 )

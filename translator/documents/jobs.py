@@ -276,6 +276,7 @@ async def run(store: JobStore, state: JobState, document: Document, translate: T
     state.progress.done = len(finished)
     detected: collections.Counter[str] = collections.Counter()
     gate = asyncio.Semaphore(CHUNKS_IN_FLIGHT)
+    hits = [state.memory_hits or 0]  # texts a memory answered, resumed jobs' earlier ones included
 
     async def one(chunk: list[int]) -> None:
         payload = Payload(
@@ -284,6 +285,7 @@ async def run(store: JobStore, state: JobState, document: Document, translate: T
             records=[Record(id=str(i), text=document.units[i].text) for i in chunk],
             format=document.units[chunk[0]].fmt,  # type: ignore[arg-type]
             glossaryId=state.glossary_id,
+            translationMemory=state.memory_id,
         )
         async with gate:
             result = await _with_retries(functools.partial(translate, payload, BULK))
@@ -291,8 +293,12 @@ async def run(store: JobStore, state: JobState, document: Document, translate: T
             translations[index] = record.text
             if record.detected_lang:
                 detected[record.detected_lang] += len(document.units[index].text)
+            if record.origin is not None and record.origin.kind == "memory":
+                hits[0] += 1
         store.record(state.id, {index: translations[index] for index in chunk})
         state.progress.done += len(chunk)
+        if state.memory_id is not None:
+            state.memory_hits = hits[0]
         store.save(state)
 
     try:
