@@ -65,6 +65,12 @@ def test_a_memorys_translations_come_back_as_written_and_the_rest_from_the_model
     }
     assert second == {"id": "1", "text": translation_of(model_text, "en", "ja"), "origin": {"kind": "model"}}
     assert third["text"] == "12 ページ中 3 ページ目" and third["origin"]["match"] == "substituted"
+    # A paragraph of sentences the memory holds each of: theirs, joined as Japanese joins sentences.
+    (paragraph,) = translate(
+        server, ["Good morning, everyone! Page 2 of 5"], translationMemory=memory["memoryId"]
+    ).json()["result"]
+    assert paragraph["text"] == f"{people}5 ページ中 2 ページ目"
+    assert paragraph["origin"] == {"kind": "memory", "match": "sentences", "score": 100.0}
     # Without the memory, the same request is the model's, with no new field.
     plain = translate(server, ["Good morning, everyone!"]).json()["result"][0]
     assert plain == {"id": "0", "text": translation_of("Good morning, everyone!", "en", "ja")}

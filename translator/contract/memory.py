@@ -26,11 +26,12 @@ class Origin(BaseModel):
     kind: Literal["memory", "model"] = Field(
         description="'memory': the text is the memory's translation; 'model': the model translated the record."
     )
-    match: Literal["exact", "substituted"] | None = Field(
+    match: Literal["exact", "substituted", "sentences"] | None = Field(
         default=None,
         exclude_if=lambda value: value is None,
-        description="With kind 'memory': 'exact' (white space aside) or 'substituted' (the stored translation "
-        "with the record's numbers, placeholders or inline tags put where the stored source's stood).",
+        description="With kind 'memory': 'exact' (white space aside), 'substituted' (the stored translation "
+        "with the record's numbers, placeholders or inline tags put where the stored source's stood), or "
+        "'sentences' (each of the record's sentences matched so, their translations joined).",
     )
     score: float | None = Field(
         default=None,
@@ -40,7 +41,7 @@ class Origin(BaseModel):
     source: str | None = Field(
         default=None,
         exclude_if=lambda value: value is None,
-        description="With kind 'memory': the stored source segment that matched.",
+        description="With kind 'memory' and match 'exact' or 'substituted': the stored source segment that matched.",
     )
     fuzzy: list[MemoryMatch] | None = Field(
         default=None,

@@ -9,21 +9,57 @@ person's and is answered as it was written (docs/api.md says so).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from translator.contract import limits
 from translator.contract.errors import InvalidRequest, TranslationError
 from translator.contract.glossary import GlossaryEntry
 from translator.contract.memory import MemoryMatch, Origin
 from translator.contract.schemas import Payload, TranslatedRecord, TranslationResult
 from translator.memory.index import Match, MemoryIndex, base_language
 from translator.memory.memories import Memories
+from translator.text.segment import UNSPACED_LANGUAGES, split_text
 
 AUTO = "auto"
 # Above this many records a request's lookups leave the event loop (each is microseconds; a fuzzy
 # one up to a few milliseconds).
 LOOKUPS_IN_THREAD = 200
 FUZZY_LIMIT = 3
+
+
+# A record that may hold more than one sentence: a sentence's end, then more text.
+_SEVERAL = re.compile(r"[.!?;:\u3002\uff01\uff1f\u0964]['\"\u201d\u2019)\]]*\s+\S|\n\s*\S")
+
+
+def whole_or_sentences(index: MemoryIndex, text: str, target: str) -> Match | None:
+    """The record's match, whole; else, where it has several sentences and the memory holds each
+    (CAT tools' memories are of sentences, a document's units are paragraphs), the sentences'
+    translations joined by the record's own separators. A record of which the memory holds only some
+    sentences is the model's, whole: a paragraph half a person's and half a model's would read as
+    neither (the model takes no memory as context)."""
+    match = index.lookup(text, target)
+    if match is not None or not _SEVERAL.search(text):
+        return match
+    segmented = split_text(text, limits.MAX_CHARS_PER_RECORD, index.source_lang)
+    pieces = segmented.pieces
+    if len(pieces) < 2:
+        return None
+    found = [index.lookup(piece, target) for piece in pieces]
+    if any(m is None for m in found):
+        return None
+    unspaced = base_language(target) in UNSPACED_LANGUAGES
+    flags = segmented.translatable
+    parts, translations = [], iter(found)
+    for at, (part, translatable) in enumerate(zip(segmented.parts, flags, strict=True)):
+        if translatable:
+            parts.append(next(translations).text.strip())  # type: ignore[union-attr]
+        elif unspaced and part.strip(" ") == "" and 0 < at < len(flags) - 1:
+            parts.append("")  # between sentences of a language written without spaces; a line break stays
+        else:
+            parts.append(part)
+    return Match("sentences", 100.0, text, "", "".join(parts))
 
 
 class MemoryNotFound(TranslationError):
@@ -67,7 +103,12 @@ class Split:
                     detectedConfidence=1.0 if detected else None,
                     alternatives=alternatives,
                     glossary=report,
-                    origin=Origin(kind="memory", match=match.kind, score=match.score, source=match.source),  # type: ignore[arg-type]
+                    origin=Origin(
+                        kind="memory",
+                        match=match.kind,  # type: ignore[arg-type]
+                        score=match.score,
+                        source=match.source if match.kind != "sentences" else None,
+                    ),
                 )
             )
         return TranslationResult(result=out)
@@ -115,7 +156,7 @@ async def split_payload(
 def _look_up(
     index: MemoryIndex, texts: list[str], target: str, threshold: int
 ) -> tuple[list[Match | None], list[list[Match]]]:
-    matches = [index.lookup(text, target) for text in texts]
+    matches = [whole_or_sentences(index, text, target) for text in texts]
     fuzzy = [
         index.fuzzy(text, target, threshold, FUZZY_LIMIT) if match is None and threshold < 100 else []
         for text, match in zip(texts, matches, strict=True)

@@ -138,3 +138,20 @@ def test_the_candidates_find_what_scanning_every_source_finds() -> None:
         if best is not None and (not found or found[0].score < round(best[1], 1)):
             missed += 1
     assert missed == 0
+
+
+def test_a_paragraph_whose_every_sentence_the_memory_holds_is_theirs_joined() -> None:
+    from translator.memory.requests import whole_or_sentences
+
+    index = memory(("Open the file.", "Öffne die Datei."), ("Save it 3 times!", "Speichere sie 3 Mal!"))
+    match = whole_or_sentences(index, "  Open the  file. Save it 5 times!\nOpen the file.\n", "de")
+    assert match is not None and match.kind == "sentences"
+    assert match.text == "  Öffne die Datei. Speichere sie 5 Mal!\nÖffne die Datei.\n"
+    # Some sentences only: the model's, whole.
+    assert whole_or_sentences(index, "Open the file. Close it.", "de") is None
+    # A language written without spaces joins them without one, and keeps line breaks.
+    index = memory(("Open the file.", "ファイルを開く。"), ("Save it.", "保存する。"), target="ja")
+    assert (
+        whole_or_sentences(index, "Open the file. Save it.\nSave it.", "ja").text
+        == "ファイルを開く。保存する。\n保存する。"
+    )  # type: ignore[union-attr]
