@@ -168,6 +168,7 @@ def on_server(home: Path, tag: str, logs: Path, count: int, seconds: float, roun
         for start in range(0, len(segments), MAX_SEGMENTS_PER_IMPORT):
             asyncio.run(store.append(info.memory_id, segments[start : start + MAX_SEGMENTS_PER_IMPORT]))
         del segments
+        stored_bytes = sum(path.stat().st_size for path in (home / "memories" / info.memory_id).glob("chunk-*"))
         api = [p for p in psutil.Process(server.pid).children() if p not in meter.processes()[0]]
         rss_before = sum(p.memory_info().rss for p in api)
         with_memory = [{"payload": {**j.body["payload"], "translationMemory": info.memory_id}} for j in one]
@@ -197,6 +198,7 @@ def on_server(home: Path, tag: str, logs: Path, count: int, seconds: float, roun
             "index_load_s": load_s,
             "api_workers": len(api),
             "api_rss_growth_mib": (rss_after - rss_before) / 2**20,
+            "stored_mib": stored_bytes / 2**20,
         }
     finally:
         server.stop()
@@ -237,7 +239,8 @@ def report(meta: dict[str, Any], memory: list[dict[str, Any]], served: dict[str,
             "",
             f"## One-record `POST /translation` on the cache path, a memory of {served['memory_segments']:,} segments",
             "",
-            f"wrk -t1 -c{CLIENTS}, {meta['seconds']} s a window, windows alternating. The memory's index loaded"
+            f"wrk -t1 -c{CLIENTS}, {meta['seconds']} s a window, windows alternating. The memory takes"
+            f" {served['stored_mib']:.0f} MiB in the store (compressed chunks); its index loaded"
             f" in {served['index_load_s']:.1f} s; the {served['api_workers']} API workers' RSS grew by"
             f" {served['api_rss_growth_mib']:.0f} MiB (each worker holds its own index).",
             "",

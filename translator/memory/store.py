@@ -29,9 +29,10 @@ from translator.config import state_directory
 from translator.contract.errors import PayloadTooLarge, Unavailable
 from translator.memory.model import MAX_MEMORIES, MAX_SEGMENTS, MemoryInfo, Segment, now
 
-# The store's bytes, compressed, all memories together: a million segments of sentences take
-# about 40 MiB (bench/results/memory.md).
-MAX_STORED_BYTES = 512 * 1024 * 1024
+# The store's bytes, compressed, all memories together: a few memories of a million segments of
+# sentences (bench/results/translation-memory.md), beside the documents' 128 MiB and the glossaries'
+# 64 MiB within the Deployment's 512 MiB BentoML home (deploy/base/deployment.yaml).
+MAX_STORED_BYTES = 256 * 1024 * 1024
 # Named before the stores' `list` methods, which a class body's annotations would take for them.
 Segments = list[Segment]
 Chunks = list[list[Segment]]
