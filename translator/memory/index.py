@@ -99,10 +99,14 @@ class MemoryIndex:
         self.segments = 0
 
     def add(self, segments: Iterable[Segment]) -> None:
-        for segment in segments:
-            language = self._languages.setdefault(base_language(segment.target_lang), _Language())
-            language.add(segment.source, segment.target)
-            self.segments += 1
+        """Run in a thread while requests look up on the event loop: lookups read dicts only through
+        single operations (atomic under the interpreter lock) and copies, and the fuzzy index is built
+        under the same lock as additions, never from a dict being changed."""
+        with self._lock:
+            for segment in segments:
+                language = self._languages.setdefault(base_language(segment.target_lang), _Language())
+                language.add(segment.source, segment.target)
+                self.segments += 1
 
     def target_languages(self) -> list[str]:
         return sorted(self._languages)
@@ -121,7 +125,7 @@ class MemoryIndex:
         asked = variables(text_key)
         if asked is None:
             return None
-        for candidate in language.by_skeleton.get(asked.skeleton, {}).values():
+        for candidate in list(language.by_skeleton.get(asked.skeleton, {}).values()):
             assert candidate.variables is not None and candidate.template is not None
             if same_kinds(candidate.variables.values, asked.values):
                 filled = candidate.template.fill(asked.values)
@@ -159,8 +163,9 @@ class _Words:
     it."""
 
     def __init__(self, by_key: dict[str, _Stored]) -> None:
-        self.keys = list(by_key)
-        self.stored = list(by_key.values())
+        items = list(by_key.items())
+        self.keys = [source_key for source_key, _ in items]
+        self.stored = [stored for _, stored in items]
         postings: dict[str, list[int]] = {}
         for index, source_key in enumerate(self.keys):
             for token in _tokens(source_key):
