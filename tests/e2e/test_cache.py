@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -116,6 +117,46 @@ def test_glossaries_are_kept_in_the_shared_valkey(cached):
         assert "BÄRLIN" in answer["result"][0]["text"], answer
     assert requests.delete(f"{server.url}/glossaries/{glossary_id}", timeout=30).status_code == 204
     assert not redis.Redis.from_url(valkey.url).exists(f"glossary:{glossary_id}")
+
+
+def test_translation_memories_are_kept_in_the_shared_valkey_and_another_replicas_additions_seen(cached):
+    # #51: memories on the glossaries' store; a segment another replica adds (here: written through
+    # the store itself, as that replica's API worker would) is answered by every worker within its
+    # one-second refresh.
+    import asyncio
+
+    import redis
+
+    from translator.memory.model import Segment
+    from translator.memory.store import ValkeyStore
+
+    server, valkey = cached
+    segments = [{"source": "Welcome to Berlin!", "targetLang": "de", "target": "Willkommen in Berlin (von Hand)!"}]
+    created = requests.post(
+        f"{server.url}/memories", json={"name": "shared", "sourceLang": "en", "segments": segments}, timeout=30
+    )
+    assert created.status_code == 201, created.text
+    memory_id = created.json()["memoryId"]
+    assert redis.Redis.from_url(valkey.url).sismember("memories", memory_id)
+    body = request_for("en", "de", [("1", "Welcome to Berlin!"), ("2", "Do you speak German?")])
+    body["payload"]["translationMemory"] = memory_id
+    for _ in range(4):  # whichever API worker answers
+        answer = requests.post(f"{server.url}/translation", json=body, timeout=60).json()["result"]
+        assert answer[0]["text"] == "Willkommen in Berlin (von Hand)!" and answer[1]["origin"] == {"kind": "model"}
+    asyncio.run(
+        ValkeyStore(valkey.url).append(
+            memory_id, [Segment("Do you speak German?", "de", "Sprechen Sie Deutsch? (Hand)")]
+        )
+    )
+    deadline = time.monotonic() + 10
+    seen = 0
+    while seen < 4 and time.monotonic() < deadline:  # four answers in a row: both workers have it
+        answer = requests.post(f"{server.url}/translation", json=body, timeout=60).json()["result"]
+        seen = seen + 1 if answer[1]["text"] == "Sprechen Sie Deutsch? (Hand)" else 0
+        time.sleep(0.3)
+    assert seen == 4, answer
+    assert requests.delete(f"{server.url}/memories/{memory_id}", timeout=30).status_code == 204
+    assert not redis.Redis.from_url(valkey.url).exists(f"memory:{memory_id}", f"memory-chunks:{memory_id}")
 
 
 def test_killing_the_cache_server_under_load_loses_no_request(cached):
