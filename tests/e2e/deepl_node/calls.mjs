@@ -1,12 +1,15 @@
 // deepl-node's calls against this server, as its README configures the client: one JSON line per
 // call, {"call", "ok", "value" or "error"}. Run by tests/e2e/test_deepl_node.py:
-//   node calls.mjs SERVER_URL AUTH_KEY WORK_DIR
+//   node calls.mjs SERVER_URL AUTH_KEY WORK_DIR MEMORY_ID
+// MEMORY_ID: a translation memory the test made through the native API (#51), deleted here.
 import * as deepl from 'deepl-node';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const [serverUrl, authKey, work] = process.argv.slice(2);
-const client = new deepl.DeepLClient(authKey, { serverUrl, maxRetries: 0 });
+const [serverUrl, authKey, work, memoryId] = process.argv.slice(2);
+// minTimeout: deepl-node's 5 s per request, without retries, is less than a worker's first 'auto'
+// takes on a loaded machine (it loads the language detector then, translator/text/detect_sources.py).
+const client = new deepl.DeepLClient(authKey, { serverUrl, maxRetries: 0, minTimeout: 60000 });
 
 async function call(name, fn) {
   try {
@@ -79,6 +82,57 @@ await call('translateDocument', async () => {
   const status = await client.translateDocument(input, output, 'en', 'ja');
   return [status.status, fs.readFileSync(output, 'utf8')];
 });
+
+// translation memories (#51): the one the test made, as deepl-node parses DeepL's answers
+const held = 'Welcome to Berlin!';
+const notHeld = 'Tickets are cheaper for students.';
+const memory = await call('listTranslationMemories', async () => {
+  const mine = (await client.listTranslationMemories()).find((m) => m.translationMemoryId === memoryId);
+  return mine === undefined ? null : mine;
+});
+await call('listTranslationMemories(page)', async () =>
+  [(await client.listTranslationMemories(0, 1)).length, (await client.listTranslationMemories(1000, 1)).length]);
+await call('getTranslationMemory', async () => client.getTranslationMemory(memoryId));
+await call('getTranslationMemory(info)', async () => (await client.getTranslationMemory(memory)).translationMemoryId);
+const page = (p) => ({
+  sources: p.segments.map((s) => s.sourceText),
+  targets: p.segments.map((s) => s.targets.map((t) => [t.targetLanguage, t.targetText])),
+  segmentCount: p.segmentCount,
+  more: p.nextPageCursor !== undefined,
+});
+const first = await call('listTranslationMemorySegments', async () => client.listTranslationMemorySegments(memoryId, { pageSize: 1 }));
+await call('listTranslationMemorySegments(page 1)', async () => page(first));
+await call('listTranslationMemorySegments(page 2)', async () =>
+  page(await client.listTranslationMemorySegments(memory, { pageSize: 1, pageCursor: first.nextPageCursor })));
+await call('listTranslationMemorySegments(filter)', async () =>
+  page(await client.listTranslationMemorySegments(memoryId, { filterText: 'SEITE' })).sources);
+await call('listTranslationMemorySegments(filter, case)', async () =>
+  page(await client.listTranslationMemorySegments(memoryId, { filterText: 'SEITE', filterCaseSensitive: true })).sources);
+await call('translateText+memory', async () =>
+  (await client.translateText(held, 'en', 'de', { translationMemory: memoryId })).text);
+await call('translateText+memory+threshold', async () =>
+  (await client.translateText([held, notHeld, 'Page 4 of 12'], 'en', 'de',
+    { translationMemory: memory, translationMemoryThreshold: 80 })).map((r) => r.text));
+await call('translateText+memory(fr)', async () =>
+  (await client.translateText([held, 'Where is the library?'], 'en', 'fr', { translationMemory: memory })).map((r) => r.text));
+const memoryInput = path.join(work, 'memory.txt');
+fs.writeFileSync(memoryInput, `${held}\n\n${notHeld}\n`);
+await call('translateDocument+memory', async () => {
+  const output = path.join(work, 'memory.de.txt');
+  fs.rmSync(output, { force: true });
+  const status = await client.translateDocument(memoryInput, output, 'en', 'de', { translationMemory: memoryId });
+  return [status.status, fs.readFileSync(output, 'utf8')];
+});
+// DeepL's upload-URL import and export jobs are not offered: a 403 that names POST /memories.
+await call('error:memory-import', async () => client.createTranslationMemoryImport('legal.tmx', 100));
+await call('error:memory-export', async () => client.createTranslationMemoryExport(memoryId));
+await call('error:memory-job', async () => client.getTranslationMemoryJob('job-1'));
+await call('error:memory-export-to-file', async () =>
+  client.exportTranslationMemoryToFilepath(memoryId, path.join(work, 'memory.tmx'), { timeoutMs: 1000 }));
+await call('deleteTranslationMemory', async () => client.deleteTranslationMemory(memory));
+await call('error:deleted-memory', async () => client.getTranslationMemory(memoryId));
+await call('error:translate-deleted-memory', async () =>
+  client.translateText(held, 'en', 'de', { translationMemory: memoryId }));
 
 // errors
 await call('error:bad-target', async () => client.translateText(en, 'en', 'xx'));
