@@ -34,6 +34,8 @@ from translator.memory.segments import Template, Variables, key, same_kinds, tem
 # Candidates scored a fuzzy lookup, and the query's words (rarest first) that choose them.
 CANDIDATES = 64
 QUERY_WORDS = 12
+# Sources counted a query at most (but the rarest word's whole list): the search's time bound.
+POSTINGS_BUDGET = 6_000
 # Quick test before the variables' three patterns: most sentences have none of these characters.
 _MAY_VARY = re.compile(r"[\d<%{$@]|www\.|://")
 _WORD = re.compile(r"\w+")
@@ -59,7 +61,7 @@ class Match:
     text: str
 
 
-@dataclass
+@dataclass(slots=True)  # a million of them: no __dict__ each
 class _Stored:
     source: str
     target: str
@@ -178,8 +180,15 @@ class _Words:
             return []
         tokens.sort(key=lambda token: len(self.postings[token]))
         counts: Counter[int] = Counter()
+        counted = 0
         for token in tokens[:QUERY_WORDS]:
-            counts.update(self.postings[token])
+            postings = self.postings[token]
+            # Rarest first; a frequent word ("the") adds thousands of sources and little evidence:
+            # past the budget the words already counted choose the candidates.
+            if counted and counted + len(postings) > POSTINGS_BUDGET:
+                break
+            counts.update(postings)
+            counted += len(postings)
         chosen = [index for index, _ in counts.most_common(CANDIDATES)]
         found = process.extract(
             text_key,

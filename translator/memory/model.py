@@ -26,7 +26,7 @@ MAX_NAME_CHARS = 200
 MAX_SEGMENTS_PER_IMPORT = 500_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     """`source` in the memory's source language, `target` in `target_lang`, both as written (inline
     markup and placeholders included, as the file held them)."""

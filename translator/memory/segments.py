@@ -36,7 +36,7 @@ def key(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Variables:
     """A text (as `key` makes it) with its variables stood in by MARK, and the variables in order."""
 
@@ -74,7 +74,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Template:
     """A stored translation with its source's variables as slots: `parts[0] slot parts[1] ...`,
     `slots[i]` being the index of the source variable that stands there."""
