@@ -10,7 +10,8 @@ A log is JSONL:
     so that a resumed job can tell what was in flight when the previous run died.
 ``{"start": i, "texts": [...], "rejects": {"j": reason}, "sentences": s, "seconds": t, "run": r}``
     A finished chunk: one text per record (``null`` for a rejected one, whose reason is under its
-    offset in ``rejects``).
+    offset in ``rejects``); ``"memory": m`` where ``m`` of its records came from the job's
+    translation memory (absent: none), so that a resumed job's count includes the earlier runs'.
 
 Each line is appended whole with one ``write`` and fsynced, so a kill loses at most the chunks in
 flight; a torn last line (the kill landed mid-write) is cut off on the next load. A log with
@@ -176,6 +177,7 @@ class Chunk:
     sentences: int
     seconds: float
     run: str = ""
+    memory: int = 0  # records the translation memory answered
 
     @property
     def stop(self) -> int:
@@ -193,6 +195,7 @@ class Done:
     rejects: int = 0
     sentences: int = 0
     seconds: float = 0.0
+    memory: int = 0
     # run id -> the chunks (start, n) it started, finished or not.
     started: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
@@ -257,6 +260,7 @@ class ChunkLog:
                 done.rejects += len(chunk.rejects)
                 done.sentences += chunk.sentences
                 done.seconds += chunk.seconds
+                done.memory += chunk.memory
             offset += len(line) + 1
         if remainder:
             logger.warning("%s: dropping an incomplete last line (interrupted write)", self.path)
@@ -287,6 +291,7 @@ class ChunkLog:
             int(value.get("sentences", 0)),
             float(value.get("seconds", 0.0)),
             str(value.get("run", "")),
+            int(value.get("memory", 0)),
         )
 
     def read(self, done: Done) -> Iterator[Chunk]:
@@ -323,17 +328,17 @@ class ChunkLog:
 
     def append(self, chunk: Chunk) -> None:
         self._ensure()
-        _append_line(
-            self.path,
-            {
-                "start": chunk.start,
-                "texts": chunk.texts,
-                "rejects": {str(k): v for k, v in sorted(chunk.rejects.items())},
-                "sentences": chunk.sentences,
-                "seconds": round(chunk.seconds, 6),
-                "run": chunk.run,
-            },
-        )
+        line: dict[str, Any] = {
+            "start": chunk.start,
+            "texts": chunk.texts,
+            "rejects": {str(k): v for k, v in sorted(chunk.rejects.items())},
+            "sentences": chunk.sentences,
+            "seconds": round(chunk.seconds, 6),
+            "run": chunk.run,
+        }
+        if chunk.memory:
+            line["memory"] = chunk.memory  # a job without a memory writes the lines it always did
+        _append_line(self.path, line)
 
     def _retire(self, why: str) -> None:
         stamp = time.strftime("%Y%m%dT%H%M%S")

@@ -12,11 +12,12 @@ import json
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
-from m2m_tools.jobs.runner import RequestRejected, RunnerError, records_from
+from m2m_tools.jobs.runner import RequestRejected, RunnerError, Translated, records_from
 from translator.contract.errors import RECORD_FAILED
 
 if TYPE_CHECKING:
@@ -116,12 +117,16 @@ class HttpRunner:
         backoff_s: float = 1.0,
         max_backoff_s: float = 60.0,
         system_name: str | None = None,
+        memory: str | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.label = self.url
         # The URL alone cannot tell two checkpoints served at the same address apart: a name given
         # with --system-name goes into the key too.
-        self.identity = {"kind": "url", "url": self.url, "name": system_name}
+        self.identity: dict[str, Any] = {"kind": "url", "url": self.url, "name": system_name}
+        self.memory = memory
+        if memory is not None:
+            self.identity["memory"] = memory  # a job without one keeps the key it always had
         self.concurrency = max(1, concurrency)
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -172,7 +177,7 @@ class HttpRunner:
             return None
         return frozenset(str(code) for code in codes)
 
-    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[str]:
+    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[Translated]:
         ids = [str(i) for i in range(len(texts))]
         payload: dict[str, Any] = {
             "fromLang": source,
@@ -181,11 +186,44 @@ class HttpRunner:
         }
         if fmt != "text":
             payload["format"] = fmt  # a plain corpus's requests stay as they always were
+        if self.memory is not None:
+            payload["translationMemory"] = self.memory
         body = {"payload": payload}
         answer = await self._request("POST", "/translation", body)
         return records_from(answer, ids, f"POST {self.url}/translation")
 
-    async def _request(self, method: str, path: str, body: Any) -> Any:
+    async def memory_info(self) -> dict[str, Any] | None:
+        assert self.memory is not None
+        try:
+            answer = await self._request("GET", f"/memories/{quote(self.memory, safe='')}", None)
+        except RequestRejected as exc:
+            if exc.status == 404:
+                return None
+            raise RunnerError(str(exc)) from exc
+        return answer if isinstance(answer, dict) else None
+
+    async def learn(self, filename: str, data: bytes, target: str) -> int:
+        import aiohttp
+
+        assert self.memory is not None
+
+        def form() -> aiohttp.FormData:  # made again for each try: aiohttp sends a FormData once
+            made = aiohttp.FormData()
+            made.add_field("targetLang", target)
+            made.add_field("file", data, filename=filename, content_type="application/octet-stream")
+            return made
+
+        path = f"/memories/{quote(self.memory, safe='')}/segments"
+        answer = await self._request("POST", path, None, form=form)
+        imported = answer.get("imported") if isinstance(answer, dict) else None
+        count = imported.get("segments") if isinstance(imported, dict) else None
+        if not isinstance(count, int):
+            raise RunnerError(f"POST {self.url}{path} gave no count of segments imported")
+        return count
+
+    async def _request(
+        self, method: str, path: str, body: Any, form: Callable[[], aiohttp.FormData] | None = None
+    ) -> Any:
         import aiohttp
 
         assert self._session is not None and self._slots is not None, "start() first"
@@ -198,7 +236,8 @@ class HttpRunner:
             successes_before = slots.successes
             sent_in = await slots.acquire()  # the slot is held for the exchange, not the wait after it
             try:
-                async with self._session.request(method, url, json=body) as response:
+                sent = {"data": form()} if form is not None else {"json": body}
+                async with self._session.request(method, url, **sent) as response:
                     if response.status == 200:
                         answer = await response.json(content_type=None)
                         slots.succeeded()

@@ -159,6 +159,7 @@ async def run_job_async(
         records=sum(s.unit.size for s in states),
         already_done=sum(s.done.records for s in states),
         rejects=sum(s.done.rejects for s in states),
+        memory=sum(s.done.memory for s in states) if runner.memory is not None else None,
     )
     todo = [s for s in states if s.missing]
     finished = [s for s in states if not s.missing]
@@ -253,16 +254,21 @@ class _Run:
 
     async def _chunk(self, state: UnitState, span: range, entries: list[Entry], progress: Progress) -> None:
         began = time.perf_counter()
-        texts, rejects, sentences = await self.translate_entries(entries)
-        chunk = Chunk(span.start, texts, rejects, sentences, time.perf_counter() - began, self.run_id)
+        texts, rejects, sentences, memory = await self.translate_entries(entries)
+        chunk = Chunk(span.start, texts, rejects, sentences, time.perf_counter() - began, self.run_id, memory)
         state.log.append(chunk)
         self.summary.translated += len(span)
         self.summary.sentences += sentences
         self.summary.rejects += len(rejects)
+        if self.summary.memory is not None:
+            self.summary.memory += memory
         progress.advance(len(span), sentences)
 
-    async def translate_entries(self, entries: list[Entry]) -> tuple[list[str | None], dict[int, str], int]:
+    async def translate_entries(self, entries: list[Entry]) -> tuple[list[str | None], dict[int, str], int, int]:
+        """Each entry's text (None: rejected), the rejects' reasons, the sentences translated and the
+        records the translation memory answered."""
         texts: list[str | None] = [None] * len(entries)
+        from_memory: set[int] = set()
         rejects: dict[int, str] = {}
         groups: dict[tuple[str, str, str], list[int]] = {}
         for offset, entry in enumerate(entries):
@@ -284,8 +290,10 @@ class _Run:
                     return
                 rejects[offsets[0]] = exc.message
                 return
-            for offset, text in zip(offsets, got, strict=True):
-                texts[offset] = text
+            for offset, translated in zip(offsets, got, strict=True):
+                texts[offset] = translated.text
+                if translated.memory:
+                    from_memory.add(offset)
 
         requests = []
         for pair, offsets in groups.items():
@@ -297,7 +305,7 @@ class _Run:
             for offset, entry in enumerate(entries)
             if isinstance(entry, Item) and texts[offset] is not None
         )
-        return texts, rejects, sentences
+        return texts, rejects, sentences, len(from_memory)
 
     def _check(self, entry: Entry) -> str | None:
         """Why the service would refuse this record, in the service's own words; None if it would not."""

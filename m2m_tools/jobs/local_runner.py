@@ -12,17 +12,18 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from m2m_tools.jobs.runner import RequestRejected, RunnerError, records_from
+from m2m_tools.jobs.runner import RequestRejected, RunnerError, Translated, records_from
 from translator.contract.errors import RecordFailed, TranslationError
 from translator.contract.protocol import Piece, PieceResult, Priority
-from translator.contract.schemas import Payload, Record
+from translator.contract.schemas import Payload, Record, TranslationResult
 from translator.engine.scheduler import Scheduler, SchedulerSettings
 
 if TYPE_CHECKING:
     from translator.config import Settings
     from translator.contract.language_codes import LanguageCodes
+    from translator.memory.memories import Memories
 
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,11 @@ class LocalRunner:
         settings: Settings | None = None,
         translator: TranslatorLike | None = None,
         concurrency: int = 64,
+        memory: str | None = None,
+        memories: Memories | None = None,
     ) -> None:
+        """`memory`: the translation memory every request names, looked up in `memories` (default:
+        the store the service's configuration names, its shared Valkey or this machine's files)."""
         from translator.config import load_settings
         from translator.engine.backends import choose
 
@@ -65,7 +70,7 @@ class LocalRunner:
         # The service's own configuration (bentoconfiguration.yaml or BENTOML_CONFIG), so in-process
         # translations use the same generation settings as the served model.
         self.settings = settings or load_settings()
-        self.identity = {
+        self.identity: dict[str, Any] = {
             "kind": "model",
             "checkpoint": _checkpoint_version(self.model_dir),
             "generation": dataclasses.asdict(self.settings.generation),
@@ -73,6 +78,10 @@ class LocalRunner:
             # precision does not reuse the chunks of the first.
             "engine": list(choose(self.settings.engine, model_dir=self.model_dir)),
         }
+        self.memory = memory
+        if memory is not None:
+            self.identity["memory"] = memory  # a job without one keeps the key it always had
+        self._memories = memories
         # Requests are merged into engine calls anyway; this only bounds the Python work queued.
         self.concurrency = max(1, concurrency)
         self._translator = translator
@@ -120,8 +129,40 @@ class LocalRunner:
     async def languages(self) -> frozenset[str] | None:
         return self._languages
 
-    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[str]:
+    def memories(self) -> Memories:
+        if self._memories is None:
+            from translator.memory.memories import Memories
+            from translator.memory.store import store_for
+
+            # Where the service keeps them: its shared store, or this machine's BentoML home.
+            self._memories = Memories(store_for(self.settings.cache.shared_url()))
+        return self._memories
+
+    async def memory_info(self) -> dict[str, Any] | None:
+        from translator.api.memories import native_info
+
+        assert self.memory is not None
+        info = await self.memories().get(self.memory)
+        return None if info is None else native_info(info)
+
+    async def learn(self, filename: str, data: bytes, target: str) -> int:
+        from translator.memory.files import read_memory_file
+
+        assert self.memory is not None
+        info = await self.memories().get(self.memory)
+        if info is None:
+            raise RunnerError(f"no translation memory {self.memory!r}")
+        try:
+            imported = await asyncio.to_thread(read_memory_file, filename, data, info.source_lang, target)
+        except TranslationError as exc:
+            raise RequestRejected(f"{filename}: {exc.message}", exc.status) from exc
+        if imported.segments:
+            await self.memories().add(self.memory, imported.segments)
+        return len(imported.segments)
+
+    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[Translated]:
         from translator.api.pipeline import translate_payload
+        from translator.memory.requests import split_payload
 
         assert self._translator is not None and self._scheduler is not None, "start() first"
         payload = Payload(
@@ -129,9 +170,20 @@ class LocalRunner:
             toLang=target,
             records=[Record(id=str(i), text=text) for i, text in enumerate(texts)],
             format=fmt,  # type: ignore[arg-type]
+            translationMemory=self.memory,
         )
+
+        async def model(asked: Payload) -> TranslationResult:
+            return await translate_payload(asked, self._languages, self._engine, canonical=self._canonical)
+
         try:
-            result = await translate_payload(payload, self._languages, self._engine, canonical=self._canonical)
+            # The service's own split (translator/api/handler.py): the memory's records from it, the
+            # others from the model, one answer in order with each record's origin.
+            split = await split_payload(payload, self.memories(), self._canonical) if self.memory else None
+            if split is None:
+                result = await model(payload)
+            else:
+                result = split.merge(await model(split.rest) if split.rest is not None else None)
         except TranslationError as exc:
             # The status the service would answer with decides, as it does for HttpRunner.
             if 400 <= exc.status < 500 or isinstance(exc, RecordFailed):

@@ -45,7 +45,9 @@ def add_system_arguments(parser: argparse.ArgumentParser, concurrency: int, conc
 
 def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
     """The runner the tools' shared flags (`add_system_arguments`) ask for: ``--url`` or ``--model``
-    (with ``--engine``); bad input raises ``invalid(message)``, the calling tool's own error."""
+    (with ``--engine``); bad input raises ``invalid(message)``, the calling tool's own error.
+    ``args.memory``, where the tool has the flag: the translation memory every request names."""
+    memory = getattr(args, "memory", None)
     if args.url:
         if args.engine:
             raise invalid("--engine applies to --model; a service runs the engine its configuration sets")
@@ -55,6 +57,7 @@ def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
             timeout_s=args.timeout,
             max_retries=args.max_retries,
             system_name=args.system_name,
+            memory=memory,
         )
     if not args.model.is_dir():
         raise invalid(f"--model {args.model}: no such directory")
@@ -70,7 +73,7 @@ def runner_from_args(args: Any, invalid: Callable[[str], Exception]) -> Runner:
     if backend == "ctranslate2" and not is_converted(args.model):
         raise invalid(f"--model {args.model}: {missing_conversion(args.model)}")
     try:
-        return LocalRunner(args.model, settings=settings)
+        return LocalRunner(args.model, settings=settings, memory=memory)
     except RunnerError as exc:
         raise invalid(f"--model {args.model}: {exc}") from exc
 

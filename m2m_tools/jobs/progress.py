@@ -16,6 +16,8 @@ class Summary:
     sentences: int = 0  # sentences (pieces) this run translated
     rejects: int = 0  # in the whole job, earlier runs included
     seconds: float = 0.0  # this run's translation time, wall clock
+    # Records the job's translation memory answered, earlier runs included; None: no memory named.
+    memory: int | None = None
 
     @property
     def sentences_per_second(self) -> float | None:
@@ -27,6 +29,7 @@ class Summary:
         return (
             f"{self.records} records ({self.already_done} already done, {self.translated} translated now), "
             f"{self.sentences} sentences in {self.seconds:.1f} s, {speed}, {self.rejects} rejected"
+            + (f", {self.memory} from the translation memory" if self.memory is not None else "")
         )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from translator.contract import limits
@@ -30,9 +31,20 @@ class RequestRejected(RuntimeError):
         self.status = status
 
 
+@dataclass(frozen=True)
+class Translated:
+    """A record's translation, and whether the translation memory the job names answered it (its
+    `origin.kind` is "memory": a person's text) rather than the model."""
+
+    text: str
+    memory: bool = False
+
+
 class Runner(Protocol):
-    # What decides the translations; hashed into the checkpoint keys.
+    # What decides the translations; hashed into the checkpoint keys (with the memory's id, if any).
     identity: dict[str, Any]
+    # The translation memory every request names (#51: `translationMemory`), or None.
+    memory: str | None
     # For people: the URL or the model directory.
     label: str
     # Requests worth keeping in flight at once.
@@ -44,8 +56,18 @@ class Runner(Protocol):
 
     async def languages(self) -> frozenset[str] | None: ...
 
-    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[str]:
+    async def translate(self, source: str, target: str, texts: Sequence[str], fmt: str = "text") -> list[Translated]:
         """`fmt`: the native API's `format` ("text" or "html")."""
+        ...
+
+    async def memory_info(self) -> dict[str, Any] | None:
+        """`memory`'s description in the native API's shape (`GET /memories/{id}`), None if there
+        is no such memory; raises RunnerError when it cannot be asked."""
+        ...
+
+    async def learn(self, filename: str, data: bytes, target: str) -> int:
+        """A PO or XLIFF file's translations people made added to `memory`, as `memoryLearn` adds a
+        document job's: the number of segments added."""
         ...
 
 
@@ -68,7 +90,7 @@ def plan_requests(texts: Sequence[str], records_per_request: int) -> list[range]
     return requests
 
 
-def records_from(answer: Any, ids: list[str], where: str) -> list[str]:
+def records_from(answer: Any, ids: list[str], where: str) -> list[Translated]:
     result = answer.get("result") if isinstance(answer, dict) else None
     if not isinstance(result, list) or len(result) != len(ids):
         got = len(result) if isinstance(result, list) else "no"
@@ -77,5 +99,7 @@ def records_from(answer: Any, ids: list[str], where: str) -> list[str]:
     for expected, record in zip(ids, result, strict=True):
         if not isinstance(record, dict) or record.get("id") != expected or not isinstance(record.get("text"), str):
             raise RunnerError(f"{where}: record {expected!r} missing or out of order in the answer")
-        texts.append(record["text"])
+        origin = record.get("origin")
+        from_memory = isinstance(origin, dict) and origin.get("kind") == "memory"
+        texts.append(Translated(record["text"], from_memory))
     return texts
