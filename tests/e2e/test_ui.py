@@ -2,7 +2,8 @@
 by selenium), on the session's real server with the fixture model: typed text translated exactly,
 the detected language shown, alternatives as the API gives them, the server's error messages,
 the whole page by keyboard alone, a .docx dropped, translated and downloaded with its bold runs,
-and a page asking for an API key when keys are on.
+a page asking for an API key when keys are on, and a translation memory chosen (#51): people's
+texts with a badge saying so, for texts and files.
 
 Skipped, saying why, where Chromium or its driver is not installed (`.ci/run` installs them:
 `apt-get install chromium chromium-driver`). `UI_SCREENSHOT=docs/ui.png` saves the README's
@@ -234,6 +235,7 @@ def test_keyboard_alone(browser, server):
     assert press(Keys.TAB) == "swap"
     assert press(Keys.TAB) == "target-lang"
     press("French")
+    assert press(Keys.TAB) == "memory"
     assert press(Keys.TAB) == "source-text"
     text, expected = sentences("de", "fr")[0]
     press(text)
@@ -251,6 +253,55 @@ def test_keyboard_alone(browser, server):
     assert press(Keys.TAB) == "translate"
     assert press(Keys.TAB) == "alternatives"
     assert press(Keys.TAB) == "document-file"
+
+
+def test_a_chosen_memory_answers_what_it_holds_and_says_so(browser, server, tmp_path):
+    (held, model_held), (other, other_expected) = sentences("en", "de")[:2]
+    people = "Von einer Person übersetzt, nicht vom Modell."
+    segments = [(held, people), ("Page 1 of 10", "Seite 1 von 10")]
+    body = {
+        "name": "page memory",
+        "sourceLang": "en",
+        "segments": [{"source": s, "target": t, "targetLang": "de"} for s, t in segments],
+    }
+    created = requests.post(f"{server.url}/memories", json=body, timeout=30)
+    assert created.status_code == 201, created.text
+    memory_id = created.json()["memoryId"]
+
+    console_errors(browser)  # what the module's earlier tests left in the log (their refusals)
+    open_page(browser, server)
+    listed = {o.get_attribute("value"): o.text for o in element(browser, "memory").find_elements("tag name", "option")}
+    assert listed[""] == "none" and listed[memory_id] == "page memory (English)"
+    assert element(browser, "memory").get_attribute("value") == ""  # none unless chosen
+    choose(browser, "source-lang", "en")
+    choose(browser, "target-lang", "de")
+    choose(browser, "memory", memory_id)
+
+    def origin() -> tuple[str, bool]:
+        return element(browser, "origin").text, element(browser, "origin").is_displayed()
+
+    assert translate_on_page(browser, held) == people
+    assert origin() == ("from memory (exact)", True)
+    assert element(browser, "origin").get_attribute("data-kind") == "memory"
+    assert translate_on_page(browser, other) == other_expected
+    assert origin() == ("machine translation", True)
+    assert translate_on_page(browser, "Page 3 of 12") == "Seite 3 von 12"
+    assert origin() == ("from memory (substituted)", True)
+    assert browser.execute_script(CONTRAST_SCRIPT) == []  # the badges too
+
+    # A file with the memory chosen: the job names it, and the page says how many parts it gave.
+    path = tmp_path / "notes.txt"
+    path.write_text(f"{held}\n{other}\n", encoding="utf-8")
+    element(browser, "document-file").send_keys(str(path))
+    wait(browser, lambda: element(browser, "document-download").is_displayed(), "the download link")
+    status = element(browser, "document-status").text
+    assert status == "notes.txt is translated. 1 of its parts came from the memory.", status
+
+    # None chosen again: the model's text, and no badge.
+    choose(browser, "memory", "")
+    assert translate_on_page(browser, held) == model_held
+    assert origin() == ("", False)
+    assert console_errors(browser) == []
 
 
 def finished_downloads(folder):

@@ -2,10 +2,10 @@
 (translator/api/routes.py).
 
 The page translates through the same public endpoints as any client (`GET /languages`,
-`POST /translation`, the document endpoints), with the user's API key when keys are on: it has no
-privileged path. What the public API does not say, the page learns from `GET /ui/settings`: the
-languages' names, whether a key is needed, the file formats it takes and the limits it shows
-in its controls.
+`GET /memories` for its choice of translation memory, `POST /translation`, the document endpoints),
+with the user's API key when keys are on: it has no privileged path. What the public API does not
+say, the page learns from `GET /ui/settings`: the languages' names, whether a key is needed, the
+file formats it takes and the limits it shows in its controls.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@
   // Only the answer to the latest request is shown: an earlier one arriving late is dropped.
   let textRequest = 0;
   let documentRequest = 0;
+  let keyRequired = false;
 
   function show(element, message) {
     element.textContent = message || "";
@@ -85,6 +86,8 @@
         $("document-formats").textContent = `Formats: ${settings.fileFormats.join(", ")}.`;
       }
       $("api-key").value = sessionStorage.getItem("ui.key") || "";
+      keyRequired = Boolean(settings.keyRequired);
+      await loadMemories(keyRequired);
       countChars();
       document.body.dataset.ready = "true";
     } catch (error) {
@@ -114,6 +117,7 @@
   // would otherwise stand beside the message as if they answered this text.
   function clearResult() {
     $("target-text").textContent = "";
+    showOrigin(null);
     $("detected").textContent = "";
     delete $("detected").dataset.code;
     showAlternatives([]);
@@ -129,6 +133,45 @@
       const confidence = Math.round((record.detectedConfidence || 0) * 100);
       detected.textContent = `Detected language: ${languageName(record.detectedLang)} (${confidence}%)`;
       detected.dataset.code = record.detectedLang;
+    }
+  }
+
+  // Where the text came from, said only when a memory was asked (the answer then has `origin`):
+  // people's translation from the memory (exact, or with numbers or tags substituted) or the
+  // model's. Fuzzy matches the server reports beside the model's text are not used by the page.
+  function showOrigin(origin) {
+    const badge = $("origin");
+    if (!origin) {
+      badge.textContent = "";
+      badge.hidden = true;
+      delete badge.dataset.kind;
+      return;
+    }
+    badge.textContent = origin.kind === "memory" ? `from memory (${origin.match})` : "machine translation";
+    badge.dataset.kind = origin.kind;
+    badge.hidden = false;
+  }
+
+  // The memories, named with their source language, for the key in use: listed again when the key
+  // changes. Not asked without a key where one is needed (it would only be refused).
+  let memoriesAsked = 0;
+  async function loadMemories(keyRequired) {
+    const request = ++memoriesAsked;
+    const select = $("memory");
+    const chosen = select.value;
+    if (keyRequired && !$("api-key").value.trim()) return;
+    try {
+      const { memories = [] } = await getJSON("/memories");
+      if (request !== memoriesAsked) return;
+      const options = memories.map((memory) => {
+        const option = new Option(`${memory.name} (${languageName(memory.sourceLang)})`, memory.memoryId);
+        option.dataset.sourceLang = memory.sourceLang;
+        return option;
+      });
+      select.replaceChildren(new Option("none", ""), ...options);
+      select.value = memories.some((memory) => memory.memoryId === chosen) ? chosen : "";
+    } catch (_) {
+      // A server refusing the list (a key it does not take): the page translates without memories.
     }
   }
 
@@ -164,6 +207,8 @@
     };
     const alternatives = Number($("alternatives").value);
     if (alternatives > 0) payload.alternatives = alternatives;
+    const memory = $("memory").value;
+    if (memory) payload.translationMemory = memory;
     const output = $("target-text");
     output.setAttribute("aria-busy", "true");
     $("text-status").textContent = "Translating…";
@@ -183,6 +228,7 @@
       const [record] = (await response.json()).result;
       if (request !== textRequest) return;
       output.textContent = record.text;
+      showOrigin(record.origin);
       showDetected(record);
       showAlternatives(record.alternatives || []);
     } catch (error) {
@@ -250,6 +296,7 @@
       form.append("file", file);
       form.append("fromLang", $("source-lang").value);
       form.append("toLang", $("target-lang").value);
+      if ($("memory").value) form.append("translationMemory", $("memory").value);
       let response = await fetch("/documents", { method: "POST", headers: authHeaders(), body: form });
       while (request === documentRequest) {
         if (!response.ok) {
@@ -266,7 +313,8 @@
         }
         if (job.status === "done") {
           const detected = job.detectedLanguage ? ` from ${languageName(job.detectedLanguage)}` : "";
-          status.textContent = `${job.filename || file.name} is translated${detected}.`;
+          const hits = job.translationMemory ? ` ${job.memoryHits || 0} of its parts came from the memory.` : "";
+          status.textContent = `${job.filename || file.name} is translated${detected}.${hits}`;
           download.href = job.resultUrl;
           download.setAttribute("download", "");
           download.hidden = false;
@@ -314,7 +362,10 @@
     $("swap").addEventListener("click", swapLanguages);
     $("source-lang").addEventListener("change", remember);
     $("target-lang").addEventListener("change", remember);
-    $("api-key").addEventListener("change", () => sessionStorage.setItem("ui.key", $("api-key").value.trim()));
+    $("api-key").addEventListener("change", () => {
+      sessionStorage.setItem("ui.key", $("api-key").value.trim());
+      loadMemories(keyRequired);
+    });
     wireDropZone();
     load();
   });
