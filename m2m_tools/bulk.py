@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -215,9 +216,17 @@ async def _ask(runner: Runner, languages: bool) -> tuple[frozenset[str] | None, 
         await runner.close()
 
 
-def _memory_problems(runner: Runner, memory: dict[str, Any] | None, source: str | None) -> list[str]:
-    from translator.memory.index import base_language
+# What translator/memory and translator/api/job_memory.py say, copied: the Job's image
+# (requirements-tools.txt: no rapidfuzz) cannot import them over --url; a test keeps them equal.
+LEARNS_FROM = (".po", ".pot", ".xlf", ".xliff")
 
+
+def base_language(code: str) -> str:
+    """`de-DE`, `DE`, `de_AT` -> `de`, as translator.memory.index.base_language compares a memory's."""
+    return re.split(r"[-_@.]", code.strip(), maxsplit=1)[0].lower()
+
+
+def _memory_problems(runner: Runner, memory: dict[str, Any] | None, source: str | None) -> list[str]:
     if memory is None:
         return [f"--memory {runner.memory!r}: {runner.label} has no such translation memory (GET /memories lists them)"]
     memory_source = str(memory.get("sourceLang", ""))
@@ -238,8 +247,6 @@ def _learn_from(args: argparse.Namespace, units: Sequence[Any], problems: list[s
     if not args.memory:
         problems.append("--memory-learn: needs --memory, the translation memory to learn into")
         return []
-    from translator.api.job_memory import LEARNS_FROM
-
     found = [u for u in units if isinstance(u, DocumentUnit) and u.path.name.lower().endswith(LEARNS_FROM)]
     if not found:
         kinds = ", ".join(LEARNS_FROM)

@@ -88,3 +88,14 @@ def test_memory_flags_checked_before_any_work(fixture_model, memories, tmp_path,
     assert run(*base, "--memory-learn") == EXIT_BAD_INPUT
     assert "--memory-learn: needs --memory" in capsys.readouterr().err
     assert not (tmp_path / "out.txt").exists() and not (tmp_path / "out.txt.m2m-job").exists()
+
+
+def test_what_the_tool_copies_of_the_service_is_the_same():
+    # m2m_tools/bulk.py keeps its own copies so that the Job's image (no rapidfuzz) can run --memory.
+    from m2m_tools import bulk
+    from translator.api.job_memory import LEARNS_FROM
+    from translator.memory.index import base_language
+
+    assert bulk.LEARNS_FROM == LEARNS_FROM
+    for code in ("de-DE", "DE", "de_AT", "pt-BR", "sr@latin", "zh-Hans", "en", " fr.UTF-8"):
+        assert bulk.base_language(code) == base_language(code)
