@@ -61,6 +61,7 @@ def _whole(params: dict[str, Any], name: str, default: int, low: int, high: int)
 
 async def listing(request: Any, handler: Any) -> dict[str, Any]:
     params = await read_params(request)
+    _only(params, ("page", "page_size"))
     page = _whole(params, "page", 0, 0, 1_000_000)
     size = _whole(params, "page_size", MAX_PAGE_SIZE, 1, MAX_PAGE_SIZE)
     memories = await handler.memories.list()
@@ -95,6 +96,7 @@ async def segments(request: Any, handler: Any) -> dict[str, Any]:
     memory_id = request.path_params["translation_memory_id"]
     info = await _found(handler, memory_id)
     params = await read_params(request)
+    _only(params, ("page_size", "page_cursor", "filter_text", "filter_case_sensitive"))
     size = _whole(params, "page_size", DEFAULT_SEGMENTS_PAGE, 1, MAX_SEGMENTS_PAGE)
     cursor = one(params, "page_cursor") or "0"
     if not cursor.isdigit():
@@ -139,7 +141,18 @@ async def segments(request: Any, handler: Any) -> dict[str, Any]:
 
 
 async def not_offered(request: Any, handler: Any) -> Any:
-    raise NotOffered("Translation memory import and export jobs (create and fill memories with POST /memories)")
+    raise NotOffered(
+        "Translation memory import and export jobs",
+        "memories are created and filled with POST /memories (a TMX, PO, XLIFF, CSV or TSV file) and "
+        "exported with GET /memories/{id}/export",
+    )
+
+
+def _only(params: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    """A listing's parameters are its own and the key's: another is a typo a client should hear of."""
+    unknown = sorted(set(params) - {*allowed, "auth_key"})
+    if unknown:
+        raise InvalidRequest(f"Parameter '{unknown[0][:100]}' not supported.")
 
 
 def routes(get_service: Callable[[], Any]) -> list[Any]:

@@ -40,10 +40,14 @@ class NotOffered(Forbidden):
     """A DeepL feature this server does not offer: DeepL's answer to a plan without it is a 403,
     which deepl-python raises with this message."""
 
-    def __init__(self, feature: str) -> None:
+    def __init__(self, feature: str, why: str = "") -> None:
         super().__init__(
-            f"{feature} is not offered by this server: it translates with its own model, without DeepL's "
-            "LLM features (Write's rephrase and correct, style rules, custom instructions, translation memories)"
+            f"{feature} is not offered by this server: "
+            + (
+                why
+                or "it translates with its own model, without DeepL's LLM features (Write's rephrase and "
+                "correct, style rules, custom instructions)"
+            )
         )
 
 

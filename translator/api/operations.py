@@ -76,7 +76,7 @@ def _lt_translate(codes: Codes) -> Schema:
         format=_optional(_string(enum=["text", "html"])),
         # Up to the server's MAX_ALTERNATIVES; more is taken as that many, as LibreTranslate does.
         alternatives={"type": "integer"},
-        translation_memory=_string(maxLength=100),
+        translation_memory=_optional(_string(maxLength=100)),
         api_key=_KEY,
     )
 
@@ -86,7 +86,7 @@ def _lt_file(codes: Codes) -> Schema:
         ["source", "target"],
         source=_string(enum=["auto", *codes.languages]),
         target=_string(enum=codes.languages),
-        translation_memory=_string(maxLength=100),
+        translation_memory=_optional(_string(maxLength=100)),
         api_key=_KEY,
     )
 
@@ -111,7 +111,7 @@ def _deepl_translate(codes: Codes) -> Schema:
         tag_handling=_optional(_string(enum=["html", "xml"])),
         glossary_id=_optional(_string()),
         translation_memory_id=_optional(_string()),
-        translation_memory_threshold={"type": "integer", "minimum": 0, "maximum": 100},
+        translation_memory_threshold=_optional({"type": "integer", "minimum": 0, "maximum": 100}),
         auth_key=_KEY,
     )
 
