@@ -12,6 +12,7 @@ lookup at once; another replica's within `refresh_s`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -97,6 +98,10 @@ class Memories:
                 segments = [segment for chunk in chunks for segment in chunk]
                 await asyncio.to_thread(loaded.index.add, segments)
                 loaded.chunks_read += len(chunks)
+                # An index is millions of objects kept for long: out of the collector's full passes,
+                # which walked them all with every request of the worker waiting (p99 near a second
+                # with a million segments; bench/results/translation-memory.md).
+                gc.freeze()
             loaded.info, loaded.checked = info, time.monotonic()
             self._loaded[memory_id] = loaded
             self._loaded.move_to_end(memory_id)
