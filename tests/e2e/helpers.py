@@ -3,6 +3,7 @@ corpus (so every answer is known), a server's configuration with one edit, and i
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -106,3 +107,24 @@ def api_workers(server) -> list[int]:
 
     [engine] = engine_pids(server.pid)
     return [p.pid for p in psutil.Process(server.pid).children() if p.pid != engine]
+
+
+def translation_of(text: str, source: str, target: str) -> str:
+    return next(t for s, g, src, t in corpus_sentences() if (s, g, src) == (source, target, text))
+
+
+def docx_of(paragraphs: list[str]) -> bytes:
+    import docx
+
+    document = docx.Document()
+    for text in paragraphs:
+        document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def paragraphs_of(data: bytes) -> list[str]:
+    import docx
+
+    return [p.text for p in docx.Document(io.BytesIO(data)).paragraphs]

@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,47 +21,10 @@ import pytest
 
 from fixture.build import load_corpus, sentence_pairs
 from harness.servers import ROOT
+from tests.e2e.bulk_helpers import RECORDS, corpus_job, read_jsonl, script, translate
 from translator.contract import limits
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
-
-SCRIPTS = Path(sys.executable).parent
-RECORDS = 400
-
-
-def script(name: str) -> str:
-    path = SCRIPTS / name
-    assert path.is_file(), f"{path} is missing: `make setup` installs the project (pip install -e .)"
-    return str(path)
-
-
-def corpus_job(path: Path, repeat_to: int = RECORDS) -> list[dict[str, Any]]:
-    """A JSONL input of ``repeat_to`` records plus the expected output line of each."""
-    pairs = sentence_pairs(load_corpus())
-    rows, expected = [], []
-    for i in range(repeat_to):
-        source, target, text, translation = pairs[i % len(pairs)]
-        rows.append({"id": f"doc-{i}", "text": text, "fromLang": source, "toLang": target})
-        expected.append({"id": f"doc-{i}", "text": translation})
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return expected
-
-
-def translate(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BENTOML_CONFIG")}
-    return subprocess.run(
-        [script("m2m-translate"), *args, "--no-progress"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def checkpoint_lines(output: Path, name: str) -> list[dict[str, Any]]:

@@ -11,8 +11,8 @@ import json
 import pytest
 import requests
 
-from tests.e2e.test_bulk import corpus_job, read_jsonl, translate
-from tests.e2e.test_memory_documents import docx_of, paragraphs_of, translation_of
+from tests.e2e.bulk_helpers import corpus_job, read_jsonl, translate
+from tests.e2e.helpers import docx_of, paragraphs_of, translation_of
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

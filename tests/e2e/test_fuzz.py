@@ -167,6 +167,10 @@ def contract_schema(server, max_records: int, max_chars: int, valid: bool) -> di
     # glossaryId names a stored glossary: any other string is a 404, so a valid request has none
     # (tests/e2e/test_glossary.py uses real ones).
     payload["glossaryId"] = {"type": "null"}
+    # The same for translationMemory (tests/e2e/test_memory.py uses real ones), and memoryThreshold,
+    # which without a memory is a 400.
+    payload["translationMemory"] = {"type": "null"}
+    payload["memoryThreshold"] = {"type": "null"}
     if valid:
         # An inline glossary's source terms are distinct: one entry always is. Only for valid
         # requests: invalid ones must violate the real bound (10,000), not this one (#52: two

@@ -12,15 +12,11 @@ import time
 import pytest
 import requests
 
-from harness.corpus import corpus_sentences
+from tests.e2e.helpers import docx_of, paragraphs_of, translation_of
 
 pytestmark = pytest.mark.server
 
 PEOPLE = {"Welcome to our shop.": "Bienvenue dans notre boutique !", "Page 1 of 10": "Page 1 sur 10"}
-
-
-def translation_of(text: str, source: str, target: str) -> str:
-    return next(t for s, g, src, t in corpus_sentences() if (s, g, src) == (source, target, text))
 
 
 def toolkit_tmx() -> bytes:
@@ -53,23 +49,6 @@ def finished(server, job: dict, timeout: float = 120) -> dict:
             return state
         time.sleep(0.2)
     raise AssertionError(f"job {job['id']} not finished in {timeout} s")
-
-
-def docx_of(paragraphs: list[str]) -> bytes:
-    import docx
-
-    document = docx.Document()
-    for text in paragraphs:
-        document.add_paragraph(text)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
-
-
-def paragraphs_of(data: bytes) -> list[str]:
-    import docx
-
-    return [p.text for p in docx.Document(io.BytesIO(data)).paragraphs]
 
 
 MODEL = "Where is the library?"

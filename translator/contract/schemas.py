@@ -23,6 +23,10 @@ def _whole_number(value: object) -> object:
 
 # A number without a fraction: not `false`, not "2", not 2.5.
 JsonInteger = Annotated[int, BeforeValidator(_whole_number), Strict()]
+# 0 to 100, bounds in the same annotation: put on an optional field's Field (or around JsonInteger),
+# they were written as `ge`/`le` in the JSON schema, not `minimum`/`maximum`, and schemathesis sent
+# -1 as a valid memoryThreshold.
+Percent = Annotated[int, Field(ge=0, le=100), BeforeValidator(_whole_number), Strict()]
 # An element's name; one that names no element keeps nothing, so any string up to this is accepted.
 TagName = Annotated[str, Field(max_length=64)]
 
@@ -108,11 +112,9 @@ class Payload(BaseModel):
         "holds with other numbers, placeholders or inline tags, is answered with the person's translation "
         "and the model never sees it; every record then says its `origin`.",
     )
-    memory_threshold: JsonInteger | None = Field(
+    memory_threshold: Percent | None = Field(
         default=None,
         alias="memoryThreshold",
-        ge=0,
-        le=100,
         description="With translationMemory: below 100, each record the model translates also reports the "
         "memory's segments at least this similar (0-100) as `origin.fuzzy`. Default 100: none.",
     )
