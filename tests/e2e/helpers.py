@@ -128,3 +128,14 @@ def paragraphs_of(data: bytes) -> list[str]:
     import docx
 
     return [p.text for p in docx.Document(io.BytesIO(data)).paragraphs]
+
+
+def finished(server, job: dict, timeout: float = 120) -> dict:
+    """A native document job's state once it is done or failed (polled)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = requests.get(f"{server.url}/documents/{job['id']}", timeout=10).json()
+        if state["status"] in ("done", "failed"):
+            return state
+        time.sleep(0.2)
+    raise AssertionError(f"job {job['id']} not finished in {timeout} s")

@@ -13,7 +13,7 @@ import yaml
 
 from harness import documents
 from harness.corpus import corpus_sentences
-from tests.e2e.helpers import api_workers, create_glossary, peak_rss
+from tests.e2e.helpers import api_workers, create_glossary, finished, peak_rss
 from translator.documents.model import MAX_UNCOMPRESSED_BYTES
 
 pytestmark = pytest.mark.server
@@ -25,16 +25,6 @@ def pairs(source: str, target: str) -> list[tuple[str, str]]:
 
 def upload(server, name: str, data: bytes, **fields: str) -> requests.Response:
     return requests.post(f"{server.url}/documents", files={"file": (name, data)}, data=fields, timeout=60)
-
-
-def finished(server, job: dict, timeout: float = 120) -> dict:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        state = requests.get(f"{server.url}/documents/{job['id']}", timeout=10).json()
-        if state["status"] in ("done", "failed"):
-            return state
-        time.sleep(0.2)
-    raise AssertionError(f"job {job['id']} not finished in {timeout} s")
 
 
 def test_text_file_job_translates_each_line_and_keeps_the_rest(server):

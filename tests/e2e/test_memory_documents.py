@@ -7,12 +7,11 @@ a document with the same sentence gets the person's translation."""
 from __future__ import annotations
 
 import io
-import time
 
 import pytest
 import requests
 
-from tests.e2e.helpers import docx_of, paragraphs_of, translation_of
+from tests.e2e.helpers import docx_of, finished, paragraphs_of, translation_of
 
 pytestmark = pytest.mark.server
 
@@ -39,16 +38,6 @@ def imported_memory(server, name: str) -> str:
     assert created.status_code == 201, created.text
     assert created.json()["imported"]["segments"] == 2 and created.json()["targetLangs"] == ["fr-FR"]
     return created.json()["memoryId"]
-
-
-def finished(server, job: dict, timeout: float = 120) -> dict:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        state = requests.get(f"{server.url}/documents/{job['id']}", timeout=10).json()
-        if state["status"] in ("done", "failed"):
-            return state
-        time.sleep(0.2)
-    raise AssertionError(f"job {job['id']} not finished in {timeout} s")
 
 
 MODEL = "Where is the library?"
